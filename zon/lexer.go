@@ -1,0 +1,490 @@
+package zon
+
+// A hand-written tokenizer with Zig's own token rules, behind participle's
+// lexer interface. ZON has no tokenizer of its own: Zig reads a .zon file with
+// the ordinary Zig tokenizer, so this one knows Zig's operators, keywords and
+// the exact shapes of number, string, character and multiline-string tokens.
+// Comments are not tokens; they are kept aside for the formatter.
+
+import (
+	"io"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Token types. Participle reserves EOF = -1.
+const (
+	tokIdent       lexer.TokenType = -(iota + 2) // foo
+	tokQuotedIdent                               // @"foo"
+	tokKeyword                                   // struct, fn, ...
+	tokBuiltin                                   // @as
+	tokString                                    // "..."
+	tokMLString                                  // \\... (one line)
+	tokChar                                      // '...'
+	tokNumber                                    // 0x1f, 1.5e3, ...
+	tokPunct                                     // operators and punctuation
+	tokInvalid                                   // bytes no token can start with
+	tokDocComment                                // /// or //!
+)
+
+func symbols() map[string]lexer.TokenType {
+	return map[string]lexer.TokenType{
+		"EOF":         lexer.EOF,
+		"Ident":       tokIdent,
+		"QuotedIdent": tokQuotedIdent,
+		"Keyword":     tokKeyword,
+		"Builtin":     tokBuiltin,
+		"String":      tokString,
+		"MLString":    tokMLString,
+		"Char":        tokChar,
+		"Number":      tokNumber,
+		"Punct":       tokPunct,
+		"Invalid":     tokInvalid,
+		"DocComment":  tokDocComment,
+	}
+}
+
+// tokenDescription is how an error names a token kind, in Zig's words.
+func tokenDescription(t lexer.Token) string {
+	switch t.Type {
+	case lexer.EOF:
+		return "'EOF'"
+	case tokIdent, tokQuotedIdent:
+		return "an identifier"
+	case tokKeyword:
+		return "'" + t.Value + "'"
+	case tokBuiltin:
+		return "a builtin function"
+	case tokString, tokMLString:
+		return "a string literal"
+	case tokChar:
+		return "a character literal"
+	case tokNumber:
+		return "a number literal"
+	case tokInvalid:
+		return "invalid bytes"
+	case tokDocComment:
+		return "a document comment"
+	}
+	return "'" + t.Value + "'"
+}
+
+// keywords is Zig 0.15's keyword table (async, await and usingnamespace were
+// removed in 0.15).
+var keywords = map[string]bool{
+	"addrspace": true, "align": true, "allowzero": true, "and": true, "anyframe": true,
+	"anytype": true, "asm": true, "break": true, "callconv": true, "catch": true,
+	"comptime": true, "const": true, "continue": true, "defer": true, "else": true,
+	"enum": true, "errdefer": true, "error": true, "export": true, "extern": true,
+	"fn": true, "for": true, "if": true, "inline": true, "noalias": true,
+	"noinline": true, "nosuspend": true, "opaque": true, "or": true, "orelse": true,
+	"packed": true, "pub": true, "resume": true, "return": true, "linksection": true,
+	"struct": true, "suspend": true, "switch": true, "test": true, "threadlocal": true,
+	"try": true, "union": true, "unreachable": true, "var": true, "volatile": true,
+	"while": true,
+}
+
+// Comment is a // line comment kept for the formatter.
+type Comment struct {
+	Offset int    // byte offset of the first '/'
+	Line   int    // 1-based line
+	Text   string // the comment, "//" included, line end excluded
+	// OwnLine is true when nothing but white space precedes the comment on its line.
+	OwnLine bool
+}
+
+// lexDef is the participle lexer.Definition. Parsing goes through Lex, which
+// also returns the comments; participle only sees the tokens.
+type lexDef struct{}
+
+func (lexDef) Symbols() map[string]lexer.TokenType { return symbols() }
+
+func (lexDef) Lex(filename string, r io.Reader) (lexer.Lexer, error) {
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	toks, _ := tokenize(filename, src)
+	return &sliceLexer{toks: toks}, nil
+}
+
+// sliceLexer hands out pre-made tokens.
+type sliceLexer struct {
+	toks []lexer.Token
+	i    int
+}
+
+func (l *sliceLexer) Next() (lexer.Token, error) {
+	t := l.toks[l.i]
+	if l.i < len(l.toks)-1 {
+		l.i++
+	}
+	return t, nil
+}
+
+// tokenize splits src into tokens (EOF last) and comments.
+func tokenize(filename string, src []byte) ([]lexer.Token, []Comment) {
+	s := scanner{src: src, file: filename, line: 1, lineStart: 0}
+	toks := make([]lexer.Token, 0, len(src)/4+1)
+	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+		s.pos = 3
+	}
+	for {
+		t, ok := s.next()
+		toks = append(toks, t)
+		if !ok {
+			return toks, s.comments
+		}
+	}
+}
+
+type scanner struct {
+	src       []byte
+	file      string
+	pos       int
+	line      int
+	lineStart int
+	comments  []Comment
+	lastLine  int // line of the last token emitted, for Comment.OwnLine
+}
+
+func (s *scanner) position(off int) lexer.Position {
+	return lexer.Position{Filename: s.file, Offset: off, Line: s.line, Column: off - s.lineStart + 1}
+}
+
+func (s *scanner) tok(typ lexer.TokenType, start int) lexer.Token {
+	s.lastLine = s.line
+	return lexer.Token{Type: typ, Value: string(s.src[start:s.pos]), Pos: s.position(start)}
+}
+
+// invalid makes an invalid token from start to the end of the line.
+func (s *scanner) invalid(start int) lexer.Token {
+	p := s.position(start)
+	for s.pos < len(s.src) && s.src[s.pos] != '\n' {
+		s.pos++
+	}
+	s.lastLine = s.line
+	return lexer.Token{Type: tokInvalid, Value: string(s.src[start:s.pos]), Pos: p}
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isIdentChar(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
+
+// next returns the next token; ok is false once EOF is returned.
+func (s *scanner) next() (lexer.Token, bool) {
+	src := s.src
+	for s.pos < len(src) {
+		c := src[s.pos]
+		switch {
+		case c == '\n':
+			s.pos++
+			s.line++
+			s.lineStart = s.pos
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			s.pos++
+			continue
+		case c == '/' && s.pos+1 < len(src) && src[s.pos+1] == '/':
+			if t, isTok := s.comment(); isTok {
+				return t, true
+			}
+			continue
+		}
+		break
+	}
+	if s.pos >= len(src) {
+		return lexer.Token{Type: lexer.EOF, Pos: s.position(s.pos)}, false
+	}
+	start := s.pos
+	c := src[start]
+	switch {
+	case isIdentStart(c):
+		for s.pos < len(src) && isIdentChar(src[s.pos]) {
+			s.pos++
+		}
+		if keywords[string(src[start:s.pos])] {
+			return s.tok(tokKeyword, start), true
+		}
+		return s.tok(tokIdent, start), true
+	case c >= '0' && c <= '9':
+		s.number()
+		return s.tok(tokNumber, start), true
+	case c == '"':
+		if !s.quoted() {
+			return s.invalid(start), true
+		}
+		return s.tok(tokString, start), true
+	case c == '@':
+		if start+1 < len(src) && src[start+1] == '"' {
+			s.pos++
+			if !s.quoted() {
+				return s.invalid(start), true
+			}
+			return s.tok(tokQuotedIdent, start), true
+		}
+		if start+1 < len(src) && isIdentStart(src[start+1]) {
+			s.pos++
+			for s.pos < len(src) && isIdentChar(src[s.pos]) {
+				s.pos++
+			}
+			return s.tok(tokBuiltin, start), true
+		}
+		return s.invalid(start), true
+	case c == '\'':
+		if !s.char() {
+			return s.invalid(start), true
+		}
+		return s.tok(tokChar, start), true
+	case c == '\\':
+		if start+1 < len(src) && src[start+1] == '\\' {
+			if !s.mlLine() {
+				return s.invalid(start), true
+			}
+			return s.tok(tokMLString, start), true
+		}
+		return s.invalid(start), true
+	}
+	if n := punctLen(src[start:]); n > 0 {
+		s.pos += n
+		return s.tok(tokPunct, start), true
+	}
+	return s.invalid(start), true
+}
+
+// comment consumes a // comment. A doc comment (/// but not ////, or //!) is
+// returned as a token, and so is a comment holding a byte Zig refuses there.
+func (s *scanner) comment() (lexer.Token, bool) {
+	src := s.src
+	start := s.pos
+	end := start + 2
+	for end < len(src) && src[end] != '\n' {
+		end++
+	}
+	body := src[start:end]
+	doc := (len(body) >= 3 && body[2] == '/' && (len(body) == 3 || body[3] != '/')) ||
+		(len(body) >= 3 && body[2] == '!')
+	for i := 2; i < len(body); i++ {
+		b := body[i]
+		if b == '\r' && i+1 == len(body) && end < len(src) {
+			continue // CR directly before LF
+		}
+		if b < 0x20 || b == 0x7f {
+			return s.invalid(start), true
+		}
+	}
+	s.pos = end
+	if doc {
+		s.lastLine = s.line
+		return lexer.Token{Type: tokDocComment, Value: string(body), Pos: s.position(start)}, true
+	}
+	text := string(body)
+	if len(text) > 0 && text[len(text)-1] == '\r' {
+		text = text[:len(text)-1]
+	}
+	own := true
+	for i := s.lineStart; i < start; i++ {
+		if src[i] != ' ' && src[i] != '\t' && src[i] != '\r' {
+			own = false
+			break
+		}
+	}
+	s.comments = append(s.comments, Comment{Offset: start, Line: s.line, Text: text, OwnLine: own})
+	return lexer.Token{}, false
+}
+
+// quoted consumes a "..." literal starting at s.pos (which is at the quote).
+// It reports false for a token Zig's tokenizer calls invalid: a raw control
+// byte or line end, or no closing quote.
+func (s *scanner) quoted() bool {
+	src := s.src
+	i := s.pos + 1
+	for i < len(src) {
+		b := src[i]
+		switch {
+		case b == '"':
+			s.pos = i + 1
+			return true
+		case b == '\\':
+			if i+1 >= len(src) || src[i+1] == '\n' {
+				return false
+			}
+			i += 2
+			continue
+		case b < 0x20 || b == 0x7f:
+			return false
+		}
+		i++
+	}
+	return false
+}
+
+// char consumes a '...' literal, with the tokenizer's rules only: any
+// escaped byte but a line end, no raw control bytes, ends at the first
+// unescaped quote (” is a token, rejected later as empty).
+func (s *scanner) char() bool {
+	src := s.src
+	i := s.pos + 1
+	for i < len(src) {
+		b := src[i]
+		switch {
+		case b == '\'':
+			s.pos = i + 1
+			return true
+		case b == '\\':
+			if i+1 >= len(src) || src[i+1] == '\n' || src[i+1] == 0 {
+				return false
+			}
+			i += 2
+			continue
+		case b < 0x20 || b == 0x7f:
+			return false
+		}
+		i++
+	}
+	return false
+}
+
+// mlLine consumes one \\ line up to (not including) the line end.
+func (s *scanner) mlLine() bool {
+	src := s.src
+	i := s.pos + 2
+	for i < len(src) && src[i] != '\n' {
+		b := src[i]
+		if b == '\r' {
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i++
+				continue
+			}
+			return false
+		}
+		if b < 0x20 || b == 0x7f {
+			return false
+		}
+		i++
+	}
+	s.pos = i
+	return true
+}
+
+// number consumes a number token with the tokenizer's greedy shape: digits
+// and letters and '_'; a '.' continues it only when a digit, letter or '_'
+// follows and no '.' came before; e, E, p or P may be followed by one sign.
+func (s *scanner) number() {
+	src := s.src
+	i := s.pos
+	period := false
+	for i < len(src) {
+		b := src[i]
+		switch {
+		case b == 'e' || b == 'E' || b == 'p' || b == 'P':
+			i++
+			if i < len(src) && (src[i] == '+' || src[i] == '-') {
+				i++
+				period = true // after a signed exponent the token is a float
+			}
+			continue
+		case isIdentChar(b):
+			i++
+			continue
+		case b == '.' && !period:
+			if i+1 < len(src) && isIdentChar(src[i+1]) {
+				period = true
+				i++
+				continue
+			}
+		}
+		break
+	}
+	s.pos = i
+}
+
+// punctLen returns the length of the operator or punctuation at the start
+// of b, longest match first, or 0.
+func punctLen(b []byte) int {
+	at := func(i int) byte {
+		if i < len(b) {
+			return b[i]
+		}
+		return 0
+	}
+	c := b[0]
+	switch c {
+	case '(', ')', '[', ']', '{', '}', ',', ';', ':', '~', '?':
+		return 1
+	case '.':
+		switch at(1) {
+		case '.':
+			if at(2) == '.' {
+				return 3
+			}
+			return 2
+		case '*':
+			if at(2) == '*' {
+				return 3
+			}
+			return 2
+		}
+		return 1
+	case '!', '=', '^', '/', '%':
+		if at(1) == '=' {
+			return 2
+		}
+		if c == '=' && at(1) == '>' {
+			return 2
+		}
+		return 1
+	case '&':
+		if at(1) == '=' {
+			return 2
+		}
+		return 1
+	case '|':
+		if at(1) == '|' || at(1) == '=' {
+			return 2
+		}
+		return 1
+	case '+', '-', '*':
+		n := 1
+		switch at(1) {
+		case '%', '|':
+			n = 2
+			if at(2) == '=' {
+				n = 3
+			}
+			return n
+		case '=':
+			return 2
+		}
+		if c == '+' && at(1) == '+' {
+			return 2
+		}
+		if c == '*' && at(1) == '*' {
+			return 2
+		}
+		if c == '-' && at(1) == '>' {
+			return 2
+		}
+		return 1
+	case '<', '>':
+		if at(1) == c {
+			if c == '<' && at(2) == '|' {
+				if at(3) == '=' {
+					return 4
+				}
+				return 3
+			}
+			if at(2) == '=' {
+				return 3
+			}
+			return 2
+		}
+		if at(1) == '=' {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
