@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK      = 0 // success
+	exitFailed  = 1 // the input is wrong or a check failed
+	exitUsage   = 2 // bad flags or arguments, or unreadable input
+	exitUnknown = 2
+)
+
+// stdio is where a command reads and writes.
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+}
+
+// command is one chock subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, io stdio) int
+}
+
+func commands() map[string]command {
+	cs := []command{
+		{"zon", "zon json FILE|-: print a ZON document as JSON", runZON},
+		{"fmt", "fmt [-w] [--check] FILE...: lay ZON files out as zig fmt does", runFmt},
+	}
+	m := make(map[string]command, len(cs))
+	for _, c := range cs {
+		m[c.name] = c
+	}
+	return m
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: chock COMMAND [ARGS]")
+	fmt.Fprintln(w, "\ncommands:")
+	cs := commands()
+	names := make([]string, 0, len(cs))
+	for n := range cs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %s\n", cs[n].summary)
+	}
+}
+
+// run dispatches to a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 {
+		usage(io.err)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "--help":
+		usage(io.out)
+		return exitOK
+	}
+	c, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(io.err, "chock: unknown command %q\n", args[0])
+		usage(io.err)
+		return exitUnknown
+	}
+	return c.run(ctx, args[1:], io)
+}
+
+// newFlags makes a flag set that reports errors instead of exiting.
+func newFlags(name string, io stdio) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("chock "+name, pflag.ContinueOnError)
+	fs.SetOutput(io.err)
+	fs.SortFlags = false
+	return fs
+}
+
+// parseFlags parses args; it returns false and the exit code to use when
+// parsing stopped (bad flags, or --help).
+func parseFlags(fs *pflag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK, false
+		}
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+// readInput reads a named file, or standard input for "-".
+func readInput(name string, io stdio) ([]byte, error) {
+	if name == "-" {
+		return readAllLimited(io.in)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAllLimited(f)
+}
+
+// maxInput bounds what chock reads from one file.
+const maxInput = 256 << 20
+
+func readAllLimited(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxInput {
+		return nil, fmt.Errorf("input larger than %d MiB", maxInput>>20)
+	}
+	return b, nil
+}
+
+// displayName is how a file is named in messages ("-" reads as <stdin>).
+func displayName(name string) string {
+	if name == "-" {
+		return "<stdin>"
+	}
+	return name
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string {
+	return strings.ReplaceAll(s, "\n", " ")
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/chockhq/chock/zon"
+)
+
+// runFmt implements `chock fmt [-w] [--check] FILE...`.
+func runFmt(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("fmt", io)
+	write := fs.BoolP("write", "w", false, "write the result back to each file instead of printing it")
+	check := fs.Bool("check", false, "change nothing; list the files fmt would change and exit 1 if any")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock fmt [-w] [--check] FILE...")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	if *write && *check {
+		fmt.Fprintln(io.err, "chock fmt: specify -w or --check but not both")
+		return exitUsage
+	}
+	code := exitOK
+	for _, name := range fs.Args() {
+		if ctx.Err() != nil {
+			return exitFailed
+		}
+		src, err := readInput(name, io)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+			code = max(code, exitUsage)
+			continue
+		}
+		doc, err := zon.ParseDocument(displayName(name), src)
+		if err != nil {
+			fmt.Fprintln(io.err, oneLine(err.Error()))
+			code = max(code, exitFailed)
+			continue
+		}
+		out := zon.Format(doc)
+		switch {
+		case *check:
+			if !bytes.Equal(out, src) {
+				fmt.Fprintln(io.out, displayName(name))
+				code = max(code, exitFailed)
+			}
+		case *write && name != "-":
+			if bytes.Equal(out, src) {
+				continue
+			}
+			if err := writeFileAtomic(name, out); err != nil {
+				fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+				code = max(code, exitFailed)
+			}
+		default:
+			io.out.Write(out)
+		}
+	}
+	return code
+}
+
+// writeFileAtomic replaces name with data through a temporary file in the
+// same directory, keeping the file's mode, so a failure never leaves a
+// half-written file.
+func writeFileAtomic(name string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(name); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}

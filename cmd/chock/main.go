@@ -1,0 +1,12 @@
+// Command chock is the policy toolchain of the Chock agent harness: it reads
+// chock.zon, lints and compiles it, explains decisions and runs sessions.
+package main
+
+import (
+	"context"
+	"os"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+}

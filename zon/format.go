@@ -1,0 +1,356 @@
+package zon
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Format lays a document out the way `zig fmt` writes ZON: 4-space indent;
+// a container that ends in a trailing comma, or holds a comment or a
+// multiline string, gets one element per line, anything else one line.
+// Literals keep their source spelling, every comment is kept, a single
+// blank line between elements is kept, and the value never changes.
+func Format(doc *Document) []byte {
+	f := &formatter{src: doc.Src, comments: doc.Comments}
+	f.topComments(doc.Value.Span.Start.Offset)
+	f.value(doc.Value, 0)
+	// Comments after the value.
+	for f.next < len(f.comments) {
+		c := f.comments[f.next]
+		f.next++
+		if c.OwnLine {
+			f.newline(0)
+		} else {
+			f.out.WriteByte(' ')
+		}
+		f.out.WriteString(c.Text)
+	}
+	f.out.WriteByte('\n')
+	return f.out.Bytes()
+}
+
+type formatter struct {
+	src      []byte
+	comments []Comment
+	next     int // first comment not yet written
+	last     int // source offset just past what was last written
+	out      bytes.Buffer
+}
+
+func (f *formatter) newline(indent int) {
+	f.out.WriteByte('\n')
+	for i := 0; i < indent; i++ {
+		f.out.WriteString("    ")
+	}
+}
+
+// topComments writes the comments before the document's value, each on
+// its own line, keeping a blank line where the source has one.
+func (f *formatter) topComments(off int) {
+	for f.next < len(f.comments) && f.comments[f.next].Offset < off {
+		c := f.comments[f.next]
+		f.next++
+		if f.out.Len() > 0 && f.blankBetween(f.last, c.Offset) {
+			f.out.WriteByte('\n')
+		}
+		f.out.WriteString(c.Text)
+		f.out.WriteByte('\n')
+		f.last = c.Offset + len(c.Text)
+	}
+	if f.out.Len() > 0 && f.blankBetween(f.last, off) {
+		f.out.WriteByte('\n')
+	}
+}
+
+// ownLineComments writes the comments before offset limit on lines of their
+// own at indent. keepBlank says whether a blank line before the first may be kept.
+func (f *formatter) ownLineComments(limit, indent int, keepBlank bool) {
+	for f.next < len(f.comments) && f.comments[f.next].Offset < limit {
+		c := f.comments[f.next]
+		f.next++
+		if keepBlank && f.blankBetween(f.last, c.Offset) {
+			f.out.WriteByte('\n')
+		}
+		keepBlank = true
+		f.newline(indent)
+		f.out.WriteString(c.Text)
+		f.last = c.Offset + len(c.Text)
+	}
+}
+
+// blankBetween reports whether src[from:to] holds an empty line.
+func (f *formatter) blankBetween(from, to int) bool {
+	nl := -1
+	for i := from; i < to; i++ {
+		switch f.src[i] {
+		case '\n':
+			if nl >= 0 {
+				return true
+			}
+			nl = i
+		case ' ', '\t', '\r':
+		default:
+			nl = -1
+		}
+	}
+	return false
+}
+
+// hasMultiline reports whether v is or holds a multiline string.
+func hasMultiline(v *Value) bool {
+	switch v.Kind {
+	case KindString:
+		return v.Multiline
+	case KindStruct:
+		for _, fl := range v.Fields {
+			if hasMultiline(fl.Value) {
+				return true
+			}
+		}
+	case KindTuple:
+		for _, e := range v.Elems {
+			if hasMultiline(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// multiline decides the layout of a container.
+func (f *formatter) multiline(v *Value) bool {
+	// A trailing comma: the last non-trivia byte before the closing brace.
+	end := v.Span.End.Offset - 1
+	i := end - 1
+	for i > v.Span.Start.Offset {
+		switch f.src[i] {
+		case ' ', '\t', '\r', '\n':
+			i--
+			continue
+		}
+		// Skip back over a comment on this line.
+		ls := i
+		for ls > 0 && f.src[ls-1] != '\n' {
+			ls--
+		}
+		if c := bytes.Index(f.src[ls:i+1], []byte("//")); c >= 0 && !inQuotes(f.src[ls:ls+c]) {
+			i = ls + c - 1
+			continue
+		}
+		break
+	}
+	if f.src[i] == ',' {
+		return true
+	}
+	for _, c := range f.comments {
+		if c.Offset > v.Span.Start.Offset && c.Offset < end {
+			return true
+		}
+	}
+	return hasMultiline(v)
+}
+
+// inQuotes reports whether a line prefix ends inside a string literal, so
+// that "//" in it is not a comment.
+func inQuotes(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			if in {
+				i++
+			} else if i+1 < len(b) && b[i+1] == '\\' {
+				return true // a multiline string line: all content
+			}
+		case '"':
+			in = !in
+		}
+	}
+	return in
+}
+
+// skipTrivia returns the offset of the first byte at or after off that is
+// not white space or part of a comment.
+func (f *formatter) skipTrivia(off int) int {
+	for off < len(f.src) {
+		switch f.src[off] {
+		case ' ', '\t', '\r', '\n':
+			off++
+			continue
+		case '/':
+			if off+1 < len(f.src) && f.src[off+1] == '/' {
+				for off < len(f.src) && f.src[off] != '\n' {
+					off++
+				}
+				continue
+			}
+		}
+		break
+	}
+	return off
+}
+
+func (f *formatter) text(v *Value) []byte {
+	return f.src[v.Span.Start.Offset:v.Span.End.Offset]
+}
+
+func (f *formatter) value(v *Value, indent int) {
+	switch v.Kind {
+	case KindStruct, KindTuple, KindEmpty:
+		f.container(v, indent)
+	case KindEnum:
+		f.out.WriteByte('.')
+		f.out.Write(f.src[f.skipTrivia(v.Span.Start.Offset+1):v.Span.End.Offset])
+	case KindString:
+		if v.Multiline {
+			for i, line := range strings.Split(v.Str, "\n") {
+				if i > 0 {
+					f.newline(indent)
+				}
+				f.out.WriteString(`\\`)
+				f.out.WriteString(line)
+			}
+			return
+		}
+		f.out.Write(f.text(v))
+	default:
+		t := f.text(v)
+		if len(t) > 0 && t[0] == '-' {
+			f.out.WriteByte('-')
+			f.out.Write(f.src[f.skipTrivia(v.Span.Start.Offset+1):v.Span.End.Offset])
+			return
+		}
+		f.out.Write(t)
+	}
+}
+
+// elemStart is where an element's source begins (a field's dot).
+type elem struct {
+	start int
+	name  string // field name source text, "" for a tuple element
+	value *Value
+}
+
+func (f *formatter) elems(v *Value) []elem {
+	var es []elem
+	switch v.Kind {
+	case KindStruct:
+		for _, fl := range v.Fields {
+			dot := fl.NameSpan.Start.Offset - 1
+			for dot > 0 && f.src[dot] != '.' {
+				dot--
+			}
+			name := string(f.src[fl.NameSpan.Start.Offset:fl.NameSpan.End.Offset])
+			es = append(es, elem{start: dot, name: name, value: fl.Value})
+		}
+	case KindTuple:
+		for _, e := range v.Elems {
+			es = append(es, elem{start: e.Span.Start.Offset, value: e})
+		}
+	}
+	return es
+}
+
+func (f *formatter) container(v *Value, indent int) {
+	es := f.elems(v)
+	closeOff := v.Span.End.Offset - 1
+	f.last = v.Span.Start.Offset + 1
+	if len(es) == 0 {
+		if f.hasCommentBefore(closeOff) {
+			f.out.WriteString(".{")
+			f.ownLineComments(closeOff, indent+1, false)
+			f.newline(indent)
+			f.out.WriteString("}")
+			return
+		}
+		f.out.WriteString(".{}")
+		return
+	}
+	if !f.multiline(v) {
+		if len(es) == 1 && v.Kind == KindTuple {
+			f.out.WriteString(".{")
+			f.elem(es[0], indent)
+			f.out.WriteString("}")
+			return
+		}
+		f.out.WriteString(".{ ")
+		for i, e := range es {
+			if i > 0 {
+				f.out.WriteString(", ")
+			}
+			f.elem(e, indent)
+		}
+		f.out.WriteString(" }")
+		return
+	}
+	f.out.WriteString(".{")
+	for i, e := range es {
+		// Comments before the element, on their own lines.
+		wrote := f.next
+		f.ownLineComments(e.start, indent+1, i > 0)
+		if (i > 0 || f.next > wrote) && f.blankBetween(f.last, e.start) {
+			f.out.WriteByte('\n')
+		}
+		f.newline(indent + 1)
+		f.elem(e, indent+1)
+		if e.value.Kind == KindString && e.value.Multiline {
+			f.newline(indent + 1)
+		}
+		f.out.WriteByte(',')
+		f.last = e.value.Span.End.Offset
+		// A comment after the element on the same line stays there.
+		endLine := e.value.Span.End.Line
+		limit := closeOff
+		if i+1 < len(es) {
+			limit = es[i+1].start
+		}
+		for f.next < len(f.comments) {
+			c := f.comments[f.next]
+			if c.Offset >= limit || c.OwnLine || c.Line != f.lineAfterComma(e.value, endLine) {
+				break
+			}
+			f.next++
+			f.out.WriteByte(' ')
+			f.out.WriteString(c.Text)
+			f.last = c.Offset + len(c.Text)
+		}
+	}
+	// Comments after the last element.
+	f.ownLineComments(closeOff, indent+1, true)
+	f.newline(indent)
+	f.out.WriteString("}")
+}
+
+// lineAfterComma is the line where a trailing comment of the element would
+// sit: the element's last line, or for a multiline string the comma's line.
+func (f *formatter) lineAfterComma(v *Value, endLine int) int {
+	if v.Kind == KindString && v.Multiline {
+		off := f.skipTrivia(v.Span.End.Offset)
+		if off < len(f.src) && f.src[off] == ',' {
+			line := 1 + bytes.Count(f.src[:off], []byte{'\n'})
+			return line
+		}
+	}
+	return endLine
+}
+
+func (f *formatter) hasCommentBefore(off int) bool {
+	return f.next < len(f.comments) && f.comments[f.next].Offset < off
+}
+
+func (f *formatter) elem(e elem, indent int) {
+	if e.name == "" {
+		f.value(e.value, indent)
+		return
+	}
+	f.out.WriteByte('.')
+	f.out.WriteString(e.name)
+	if e.value.Kind == KindString && e.value.Multiline {
+		f.out.WriteString(" =")
+		f.newline(indent)
+		f.value(e.value, indent)
+		return
+	}
+	f.out.WriteString(" = ")
+	f.value(e.value, indent)
+}
