@@ -141,7 +141,7 @@ type astField struct {
 type astBuiltin struct {
 	Pos  lexer.Position
 	Name string   `parser:"@Builtin"`
-	Args *astArgs `parser:"@@?"`
+	Args *astArgs `parser:"@@"`
 }
 
 // astBlock is { statements } -- never ZON, parsed to report it well.

@@ -122,10 +122,17 @@ func (l *sliceLexer) Next() (lexer.Token, error) {
 	return t, nil
 }
 
-// tokenize splits src into tokens (EOF last) and comments.
-func tokenize(filename string, src []byte) ([]lexer.Token, []Comment) {
-	s := scanner{src: src, file: filename, line: 1, lineStart: 0}
-	toks := make([]lexer.Token, 0, len(src)/4+1)
+// rawTok is a token as offsets into the source: no allocation per token.
+type rawTok struct {
+	typ        lexer.TokenType
+	start, end int // byte offsets, end exclusive
+	line, col  int // of start
+}
+
+// scanAll splits src into raw tokens (EOF last) and comments.
+func scanAll(src string) ([]rawTok, []Comment) {
+	s := scanner{src: src, line: 1}
+	toks := make([]rawTok, 0, len(src)/6+2)
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		s.pos = 3
 	}
@@ -138,33 +145,39 @@ func tokenize(filename string, src []byte) ([]lexer.Token, []Comment) {
 	}
 }
 
+// tokenize splits src into participle tokens (EOF last) and comments.
+func tokenize(filename string, src []byte) ([]lexer.Token, []Comment) {
+	text := string(src)
+	raw, comments := scanAll(text)
+	toks := make([]lexer.Token, len(raw))
+	for i, r := range raw {
+		toks[i] = lexer.Token{
+			Type:  r.typ,
+			Value: text[r.start:r.end],
+			Pos:   lexer.Position{Filename: filename, Offset: r.start, Line: r.line, Column: r.col},
+		}
+	}
+	return toks, comments
+}
+
 type scanner struct {
-	src       []byte
-	file      string
+	src       string
 	pos       int
 	line      int
 	lineStart int
 	comments  []Comment
-	lastLine  int // line of the last token emitted, for Comment.OwnLine
 }
 
-func (s *scanner) position(off int) lexer.Position {
-	return lexer.Position{Filename: s.file, Offset: off, Line: s.line, Column: off - s.lineStart + 1}
-}
-
-func (s *scanner) tok(typ lexer.TokenType, start int) lexer.Token {
-	s.lastLine = s.line
-	return lexer.Token{Type: typ, Value: string(s.src[start:s.pos]), Pos: s.position(start)}
+func (s *scanner) tok(typ lexer.TokenType, start int) rawTok {
+	return rawTok{typ: typ, start: start, end: s.pos, line: s.line, col: start - s.lineStart + 1}
 }
 
 // invalid makes an invalid token from start to the end of the line.
-func (s *scanner) invalid(start int) lexer.Token {
-	p := s.position(start)
+func (s *scanner) invalid(start int) rawTok {
 	for s.pos < len(s.src) && s.src[s.pos] != '\n' {
 		s.pos++
 	}
-	s.lastLine = s.line
-	return lexer.Token{Type: tokInvalid, Value: string(s.src[start:s.pos]), Pos: p}
+	return s.tok(tokInvalid, start)
 }
 
 func isIdentStart(c byte) bool {
@@ -174,7 +187,7 @@ func isIdentStart(c byte) bool {
 func isIdentChar(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
 
 // next returns the next token; ok is false once EOF is returned.
-func (s *scanner) next() (lexer.Token, bool) {
+func (s *scanner) next() (rawTok, bool) {
 	src := s.src
 	for s.pos < len(src) {
 		c := src[s.pos]
@@ -196,7 +209,7 @@ func (s *scanner) next() (lexer.Token, bool) {
 		break
 	}
 	if s.pos >= len(src) {
-		return lexer.Token{Type: lexer.EOF, Pos: s.position(s.pos)}, false
+		return rawTok{typ: lexer.EOF, start: s.pos, end: s.pos, line: s.line, col: s.pos - s.lineStart + 1}, false
 	}
 	start := s.pos
 	c := src[start]
@@ -205,7 +218,7 @@ func (s *scanner) next() (lexer.Token, bool) {
 		for s.pos < len(src) && isIdentChar(src[s.pos]) {
 			s.pos++
 		}
-		if keywords[string(src[start:s.pos])] {
+		if keywords[src[start:s.pos]] {
 			return s.tok(tokKeyword, start), true
 		}
 		return s.tok(tokIdent, start), true
@@ -256,7 +269,7 @@ func (s *scanner) next() (lexer.Token, bool) {
 
 // comment consumes a // comment. A doc comment (/// but not ////, or //!) is
 // returned as a token, and so is a comment holding a byte Zig refuses there.
-func (s *scanner) comment() (lexer.Token, bool) {
+func (s *scanner) comment() (rawTok, bool) {
 	src := s.src
 	start := s.pos
 	end := start + 2
@@ -277,10 +290,9 @@ func (s *scanner) comment() (lexer.Token, bool) {
 	}
 	s.pos = end
 	if doc {
-		s.lastLine = s.line
-		return lexer.Token{Type: tokDocComment, Value: string(body), Pos: s.position(start)}, true
+		return s.tok(tokDocComment, start), true
 	}
-	text := string(body)
+	text := body
 	if len(text) > 0 && text[len(text)-1] == '\r' {
 		text = text[:len(text)-1]
 	}
@@ -292,7 +304,7 @@ func (s *scanner) comment() (lexer.Token, bool) {
 		}
 	}
 	s.comments = append(s.comments, Comment{Offset: start, Line: s.line, Text: text, OwnLine: own})
-	return lexer.Token{}, false
+	return rawTok{}, false
 }
 
 // quoted consumes a "..." literal starting at s.pos (which is at the quote).
@@ -403,7 +415,7 @@ func (s *scanner) number() {
 
 // punctLen returns the length of the operator or punctuation at the start
 // of b, longest match first, or 0.
-func punctLen(b []byte) int {
+func punctLen(b string) int {
 	at := func(i int) byte {
 		if i < len(b) {
 			return b[i]

@@ -50,6 +50,20 @@ func ParseDocument(filename string, src []byte) (doc *Document, err error) {
 			}
 		}
 	}()
+	text := string(src)
+	raw, comments := scanAll(text)
+	if err := checkDepth(filename, text, raw); err != nil {
+		return nil, err
+	}
+	if v, ok := fastParse(filename, text, raw); ok {
+		return &Document{File: filename, Src: src, Value: v, Comments: comments}, nil
+	}
+	return parseSlow(filename, src)
+}
+
+// parseSlow runs the participle grammar and the ZON checks. It is the
+// reference the fast path is tested against, and the path that words errors.
+func parseSlow(filename string, src []byte) (*Document, error) {
 	toks, comments := tokenize(filename, src)
 	g := newGen(filename, src)
 	plex, lerr := lexer.Upgrade(&sliceLexer{toks: toks})
@@ -65,6 +79,37 @@ func ParseDocument(filename string, src []byte) (doc *Document, err error) {
 		return nil, gerr
 	}
 	return &Document{File: filename, Src: src, Value: v, Comments: comments}, nil
+}
+
+// MaxDepth bounds how deeply brackets may nest, so that no input can
+// exhaust the stack of either parser.
+const MaxDepth = 1000
+
+// CodeTooDeep is the diagnostic code for nesting past MaxDepth.
+const CodeTooDeep = "zon-too-deep"
+
+func checkDepth(filename, text string, toks []rawTok) error {
+	depth := 0
+	for _, t := range toks {
+		if t.typ != tokPunct {
+			continue
+		}
+		switch text[t.start:t.end] {
+		case "{", "(", "[":
+			depth++
+			if depth > MaxDepth {
+				p := diag.Pos{Line: t.line, Col: t.col, Offset: t.start}
+				return &diag.Diagnostic{
+					Span:     diag.Span{File: filename, Start: p, End: p},
+					Severity: diag.Error, Code: CodeTooDeep,
+					Message: fmt.Sprintf("nesting deeper than %d levels", MaxDepth),
+				}
+			}
+		case "}", ")", "]":
+			depth--
+		}
+	}
+	return nil
 }
 
 // syntaxError turns a participle error into a Zig-worded diagnostic.
