@@ -1,0 +1,43 @@
+# chock: the policy toolchain of the Chock agent harness.
+GO ?= go
+FUZZTIME ?= 20s
+BENCHTIME ?= 1s
+
+.PHONY: build test lint bench fuzz example clean
+
+build:
+	$(GO) build -o bin/chock ./cmd/chock
+
+# The whole test suite: unit, corpus, testscript CLI tests, seed-corpus fuzz runs.
+test:
+	$(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Benchmarks, then the ratios the issues name (ZON parse vs encoding/json).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ | tee bench.out
+	@awk '/^BenchmarkParse\// { split($$1, n, "/"); sub(/-[0-9]+$$/, "", n[2]); for (i = 1; i <= NF; i++) if ($$(i+1) == "MB/s") zon[n[2]] = $$i } \
+	     /^BenchmarkJSONDecode\// { split($$1, n, "/"); sub(/-[0-9]+$$/, "", n[2]); for (i = 1; i <= NF; i++) if ($$(i+1) == "MB/s") js[n[2]] = $$i } \
+	     END { for (k in zon) printf "ratio ZON/JSON %-70s %.2f (%s vs %s MB/s)\n", k, zon[k] / js[k], zon[k], js[k] }' bench.out
+	@rm -f bench.out
+
+# A short run of every fuzz target (FUZZTIME each).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+# The main job on the bundled example.
+example: build
+	./bin/chock fmt --check examples/chock.zon examples/org.zon
+	./bin/chock zon json examples/chock.zon
+
+clean:
+	rm -rf bin
