@@ -1,0 +1,258 @@
+// Package action holds chock's action names and patterns (SPEC §5): parsing
+// patterns with precise errors, the specificity order, matching, the one
+// host normaliser every namespace uses, and a segment trie that finds the
+// most specific rule for an action. It is the reference the compiled OPA
+// policy is checked against.
+package action
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// SegKind is the kind of one pattern segment, ordered most specific first.
+type SegKind int
+
+// Segment kinds.
+const (
+	Literal  SegKind = iota // exec
+	Star                    // * in the middle: exactly one segment
+	Trailing                // * at the end: one or more segments
+)
+
+// Pattern is a parsed action pattern: dot-separated segments, each a
+// literal or '*'. A final '*' matches one or more segments.
+type Pattern struct {
+	text string
+	segs []string
+}
+
+// String returns the pattern as written.
+func (p Pattern) String() string { return p.text }
+
+// Segments returns the pattern's segments ("*" for wildcards).
+func (p Pattern) Segments() []string { return p.segs }
+
+// Len is the number of segments.
+func (p Pattern) Len() int { return len(p.segs) }
+
+// Kind returns the kind of segment i.
+func (p Pattern) Kind(i int) SegKind {
+	if p.segs[i] != "*" {
+		return Literal
+	}
+	if i == len(p.segs)-1 {
+		return Trailing
+	}
+	return Star
+}
+
+// IsLiteral reports whether the pattern names exactly one action.
+func (p Pattern) IsLiteral() bool {
+	for _, s := range p.segs {
+		if s == "*" {
+			return false
+		}
+	}
+	return true
+}
+
+// Errors kinds of pattern and action syntax, for errors.Is.
+var (
+	ErrStarAlone   = errors.New("'*' alone would match every action")
+	ErrEmptySeg    = errors.New("empty segment")
+	ErrPartialGlob = errors.New("partial glob")
+	ErrBadChar     = errors.New("white space or control character")
+)
+
+// PatternError is a syntax error in a pattern or action, at byte Offset.
+type PatternError struct {
+	Kind   error // one of the Err* values
+	Offset int
+	Msg    string
+	Hint   string
+}
+
+func (e *PatternError) Error() string { return e.Msg }
+
+// Unwrap lets errors.Is test the kind.
+func (e *PatternError) Unwrap() error { return e.Kind }
+
+func perr(kind error, off int, msg, hint string) *PatternError {
+	return &PatternError{Kind: kind, Offset: off, Msg: msg, Hint: hint}
+}
+
+// ParsePattern parses a pattern. A '*' alone, an empty segment, a partial
+// glob such as "exec.path.py*", and white space or control characters are
+// errors, each at the byte where it starts.
+func ParsePattern(s string) (Pattern, error) {
+	if s == "*" {
+		return Pattern{}, perr(ErrStarAlone, 0, "'*' alone would match every action",
+			"name a namespace, such as \"exec.*\" or \"mcp.notion.*\"")
+	}
+	if s == "" {
+		return Pattern{}, perr(ErrEmptySeg, 0, "empty action pattern", "")
+	}
+	segs := make([]string, 0, strings.Count(s, ".")+1)
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			c := s[i]
+			if c <= ' ' || c == 0x7f {
+				return Pattern{}, perr(ErrBadChar, i, fmt.Sprintf("pattern holds %s", describeByte(c)),
+					"action names have no white space or control characters")
+			}
+			if c != '.' {
+				continue
+			}
+		}
+		seg := s[start:i]
+		if seg == "" {
+			return Pattern{}, perr(ErrEmptySeg, start, "empty segment in pattern",
+				"segments are separated by exactly one '.', with none at either end")
+		}
+		if star := strings.IndexByte(seg, '*'); star >= 0 && seg != "*" {
+			return Pattern{}, perr(ErrPartialGlob, start+star,
+				fmt.Sprintf("partial glob %q: '*' must be a whole segment", seg),
+				"write the segment in full, or use '*' for the whole segment")
+		}
+		segs = append(segs, seg)
+		start = i + 1
+	}
+	return Pattern{text: s, segs: segs}, nil
+}
+
+func describeByte(c byte) string {
+	switch c {
+	case ' ':
+		return "a space"
+	case '\t':
+		return "a tab"
+	case '\n':
+		return "a line break"
+	}
+	return fmt.Sprintf("control character 0x%02x", c)
+}
+
+// MustPattern parses a pattern known to be valid; it is for tests and
+// constants, and panics on a bad pattern.
+func MustPattern(s string) Pattern {
+	p, err := ParsePattern(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Action is a concrete action name split into segments.
+type Action []string
+
+// ParseAction checks an action name: non-empty segments, no '*', no white
+// space or control characters.
+func ParseAction(s string) (Action, error) {
+	if s == "" {
+		return nil, perr(ErrEmptySeg, 0, "empty action", "")
+	}
+	a := make(Action, 0, strings.Count(s, ".")+1)
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			c := s[i]
+			if c <= ' ' || c == 0x7f {
+				return nil, perr(ErrBadChar, i, fmt.Sprintf("action holds %s", describeByte(c)), "")
+			}
+			if c == '*' {
+				return nil, perr(ErrPartialGlob, i, "an action names one thing and has no '*'",
+					"write the full action, such as \"exec.path.gh\"")
+			}
+			if c != '.' {
+				continue
+			}
+		}
+		if i == start {
+			return nil, perr(ErrEmptySeg, start, "empty segment in action", "")
+		}
+		a = append(a, s[start:i])
+		start = i + 1
+	}
+	return a, nil
+}
+
+// String joins the action's segments.
+func (a Action) String() string { return strings.Join(a, ".") }
+
+// Matches reports whether pattern p matches action a.
+func (p Pattern) Matches(a Action) bool {
+	for i, s := range p.segs {
+		if i >= len(a) {
+			return false
+		}
+		if s == "*" {
+			if i == len(p.segs)-1 {
+				return true // trailing: one or more remaining segments
+			}
+			continue
+		}
+		if s != a[i] {
+			return false
+		}
+	}
+	return len(a) == len(p.segs)
+}
+
+// Compare orders two patterns by specificity: negative when p is more
+// specific than q, positive when less, zero only for identical patterns.
+// Walking left to right, at the first segment where they differ a literal
+// beats a one-segment '*', which beats a trailing '*'. Two different
+// literals, or one pattern ending first, are ordered by kind and then text
+// so that Compare is a total order.
+func Compare(p, q Pattern) int {
+	n := min(len(p.segs), len(q.segs))
+	for i := 0; i < n; i++ {
+		kp, kq := p.Kind(i), q.Kind(i)
+		if kp != kq {
+			return int(kp) - int(kq)
+		}
+		if kp == Literal && p.segs[i] != q.segs[i] {
+			return strings.Compare(p.segs[i], q.segs[i])
+		}
+	}
+	return len(q.segs) - len(p.segs)
+}
+
+// Overlaps reports whether some action matches both p and q.
+func Overlaps(p, q Pattern) bool {
+	i := 0
+	for ; i < len(p.segs) && i < len(q.segs); i++ {
+		kp, kq := p.Kind(i), q.Kind(i)
+		if kp == Trailing || kq == Trailing {
+			return true
+		}
+		if kp == Literal && kq == Literal && p.segs[i] != q.segs[i] {
+			return false
+		}
+	}
+	return len(p.segs) == len(q.segs)
+}
+
+// Covers reports whether every action that q matches is matched by p.
+func Covers(p, q Pattern) bool {
+	for i := 0; i < len(p.segs); i++ {
+		kp := p.Kind(i)
+		if kp == Trailing {
+			return i < len(q.segs)
+		}
+		if i >= len(q.segs) {
+			return false
+		}
+		kq := q.Kind(i)
+		if kq == Trailing {
+			return false // q reaches deeper than p's fixed length
+		}
+		if kp == Literal && (kq != Literal || p.segs[i] != q.segs[i]) {
+			return false
+		}
+	}
+	return len(p.segs) == len(q.segs)
+}

@@ -1,0 +1,196 @@
+package action
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestParsePatternErrors(t *testing.T) {
+	tests := []struct {
+		in   string
+		kind error
+		off  int
+	}{
+		{"*", ErrStarAlone, 0},
+		{"", ErrEmptySeg, 0},
+		{"exec..gh", ErrEmptySeg, 5},
+		{".exec", ErrEmptySeg, 0},
+		{"exec.", ErrEmptySeg, 5},
+		{"exec.path.py*", ErrPartialGlob, 12},
+		{"exec.*x", ErrPartialGlob, 5},
+		{"exec.path.g h", ErrBadChar, 11},
+		{"exec.path.gh\n", ErrBadChar, 12},
+		{"exec\x00", ErrBadChar, 4},
+	}
+	for _, tt := range tests {
+		_, err := ParsePattern(tt.in)
+		var pe *PatternError
+		if !errors.As(err, &pe) || !errors.Is(err, tt.kind) || pe.Offset != tt.off {
+			t.Errorf("ParsePattern(%q) = %v, want %v at %d", tt.in, err, tt.kind, tt.off)
+		}
+	}
+	for _, ok := range []string{"exec.*", "mcp.*.tool.x", "exec.path.gh", "mcp.s.host.[::1]", "secret.use.GITHUB_TOKEN", "a.*.*"} {
+		if _, err := ParsePattern(ok); err != nil {
+			t.Errorf("ParsePattern(%q): %v", ok, err)
+		}
+	}
+}
+
+func TestMatches(t *testing.T) {
+	tests := []struct {
+		pat, act string
+		want     bool
+	}{
+		{"exec.*", "exec.path.gh", true},
+		{"exec.*", "exec", false},
+		{"exec.*", "exec.path", true},
+		{"mcp.notion.host.com.notion.*", "mcp.notion.host.com.notion", false},
+		{"mcp.notion.host.com.notion.*", "mcp.notion.host.com.notion.mcp", true},
+		{"mcp.notion.host.com.notion.*", "mcp.notion.host.com.notion.a.b", true},
+		{"mcp.*.tool.search", "mcp.notion.tool.search", true},
+		{"mcp.*.tool.search", "mcp.a.b.tool.search", false},
+		{"exec.path.gh", "exec.path.gh", true},
+		{"exec.path.gh", "exec.path.gh.x", false},
+	}
+	for _, tt := range tests {
+		a, err := ParseAction(tt.act)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := MustPattern(tt.pat).Matches(a); got != tt.want {
+			t.Errorf("%s matches %s = %v, want %v", tt.pat, tt.act, got, tt.want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	// Each pattern is more specific than the next, for actions both match.
+	chains := [][]string{
+		{"exec.path.gh", "exec.path.*", "exec.*"},
+		{"mcp.notion.tool.x", "mcp.notion.*", "mcp.*"},
+		{"mcp.notion.tool.x", "mcp.*.tool.x", "mcp.*"},
+		{"a.*.c", "a.*"},
+		{"a.*.*", "a.*"},
+	}
+	for _, c := range chains {
+		for i := 0; i+1 < len(c); i++ {
+			p, q := MustPattern(c[i]), MustPattern(c[i+1])
+			if Compare(p, q) >= 0 || Compare(q, p) <= 0 {
+				t.Errorf("want %s more specific than %s", p, q)
+			}
+		}
+	}
+	if Compare(MustPattern("exec.*"), MustPattern("exec.*")) != 0 {
+		t.Error("identical patterns must tie")
+	}
+}
+
+func TestHostSegments(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"mcp.notion.com", "com.notion.mcp"},
+		{"MCP.Notion.COM.", "com.notion.mcp"},
+		{"bücher.example", "example.xn--bcher-kva"},
+		{"10.0.0.7", "10.0.0.7"},
+		{"[2001:DB8::1]", "[2001:db8::1]"},
+		{"2001:db8::1", "[2001:db8::1]"},
+	}
+	for _, tt := range tests {
+		got, err := HostSegments(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("HostSegments(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", ".", "a..b", "[zz]", "a b.com", "*.example.com"} {
+		if got, err := HostSegments(bad); err == nil {
+			t.Errorf("HostSegments(%q) = %q, want an error", bad, got)
+		}
+	}
+	if a, err := MCPHost("notion", "https://mcp.notion.com/mcp"); err != nil || a != "mcp.notion.host.com.notion.mcp" {
+		t.Errorf("MCPHost = %q, %v", a, err)
+	}
+	if a, err := Fetch("https://[::1]:8443/x"); err != nil || a != "net.fetch.[::1]" {
+		t.Errorf("Fetch = %q, %v", a, err)
+	}
+	if a, err := Exec("/usr/bin/python3.12"); err != nil || a != "exec.path.python3.12" {
+		t.Errorf("Exec = %q, %v", a, err)
+	}
+}
+
+// TestTrieMatchesBruteForce checks the trie against a linear scan that
+// applies Compare over every matching pattern, on random rule sets and
+// random actions drawn from the rules' own segments.
+func TestTrieMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := []string{"exec", "path", "gh", "mcp", "notion", "tool", "x", "y"}
+	randPattern := func() Pattern {
+		n := 1 + r.IntN(4)
+		segs := make([]string, n)
+		for i := range segs {
+			if r.IntN(3) == 0 && !(n == 1) {
+				segs[i] = "*"
+			} else {
+				segs[i] = words[r.IntN(len(words))]
+			}
+		}
+		return MustPattern(strings.Join(segs, "."))
+	}
+	for round := 0; round < 200; round++ {
+		var trie Trie[int]
+		var pats []Pattern
+		for i := 0; i < 1+r.IntN(30); i++ {
+			p := randPattern()
+			pats = append(pats, p)
+			trie.Insert(p, i)
+		}
+		for k := 0; k < 200; k++ {
+			a := make(Action, 1+r.IntN(5))
+			for i := range a {
+				a[i] = words[r.IntN(len(words))]
+			}
+			var best *Pattern
+			for i := range pats {
+				if pats[i].Matches(a) && (best == nil || Compare(pats[i], *best) < 0) {
+					best = &pats[i]
+				}
+			}
+			got := trie.Lookup(a)
+			switch {
+			case best == nil && got != nil:
+				t.Fatalf("%s: trie found %s, nothing matches", a, got[0].Pattern)
+			case best != nil && got == nil:
+				t.Fatalf("%s: trie found nothing, %s matches", a, best)
+			case best != nil && got[0].Pattern.String() != best.String():
+				t.Fatalf("%s: trie found %s, most specific is %s", a, got[0].Pattern, best)
+			}
+			for _, e := range got {
+				if e.Pattern.String() != got[0].Pattern.String() {
+					t.Fatalf("Lookup returned different patterns")
+				}
+			}
+		}
+	}
+}
+
+func FuzzParsePattern(f *testing.F) {
+	for _, s := range []string{"exec.*", "*", "a..b", "exec.path.py*", "mcp.*.tool.x", "a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePattern(s)
+		if err != nil {
+			var pe *PatternError
+			if !errors.As(err, &pe) || pe.Offset < 0 || pe.Offset > len(s) {
+				t.Fatalf("bad error %v", err)
+			}
+			return
+		}
+		if p.String() != s || strings.Join(p.Segments(), ".") != s {
+			t.Fatalf("round trip %q", s)
+		}
+		if Compare(p, p) != 0 {
+			t.Fatal("a pattern must tie with itself")
+		}
+	})
+}
