@@ -38,6 +38,7 @@ func commands() map[string]command {
 	cs := []command{
 		{"zon", "zon json FILE|-: print a ZON document as JSON", runZON},
 		{"fmt", "fmt [-w] [--check] FILE...: lay ZON files out as zig fmt does", runFmt},
+		{"lint", "lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]: check chock.zon", runLint},
 	}
 	m := make(map[string]command, len(cs))
 	for _, c := range cs {

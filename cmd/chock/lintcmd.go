@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/compile/lint"
+	"github.com/chockhq/chock/diag"
+)
+
+// loaded is what readSources produced: the project configs and org
+// sources that decoded, every diagnostic met, and the source text.
+type loaded struct {
+	configs []*config.Config
+	orgs    []*config.Org
+	diags   diag.List
+	sources diag.Sources
+}
+
+// load reads the project configs and org sources. It returns false, having
+// reported why, when a file cannot be read at all (exit 2).
+func load(files, orgFiles []string, io stdio) (*loaded, bool) {
+	l := &loaded{sources: diag.Sources{}}
+	for _, name := range orgFiles {
+		src, err := readInput(name, io)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+			return nil, false
+		}
+		shown := displayName(name)
+		l.sources[shown] = src
+		o, ds := config.LoadOrg(shown, src)
+		l.diags = append(l.diags, ds...)
+		if o != nil {
+			l.orgs = append(l.orgs, o)
+		}
+	}
+	for _, name := range files {
+		src, err := readInput(name, io)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+			return nil, false
+		}
+		shown := displayName(name)
+		l.sources[shown] = src
+		c, ds := config.Load(shown, src)
+		l.diags = append(l.diags, ds...)
+		if c != nil {
+			l.configs = append(l.configs, c)
+		}
+	}
+	return l, true
+}
+
+// runLint implements `chock lint [--org FILE]... [--format F] [--strict] [FILE...]`.
+func runLint(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("lint", io)
+	orgs := fs.StringArray("org", nil, "an org bundle source (org.zon) whose ceiling applies; repeatable")
+	format := fs.String("format", "text", "output format: text, json, sarif or github")
+	strict := fs.Bool("strict", false, "exit 1 on warnings too")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	switch *format {
+	case "text", "json", "sarif", "github":
+	default:
+		fmt.Fprintf(io.err, "chock lint: unknown --format %q (want text, json, sarif or github)\n", *format)
+		return exitUsage
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		files = []string{"chock.zon"}
+	}
+	l, ok := load(files, *orgs, io)
+	if !ok {
+		return exitUsage
+	}
+	all := l.diags
+	if len(l.configs) == 0 && len(l.orgs) > 0 {
+		all = append(all, lint.Run(lint.Input{Orgs: l.orgs})...)
+	}
+	for _, c := range l.configs {
+		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.orgs})...)
+	}
+	all = dedupe(all)
+	all.Sort()
+	var err error
+	switch *format {
+	case "text":
+		err = diag.WriteText(io.out, all, l.sources)
+		if len(all) > 0 {
+			fmt.Fprintf(io.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
+		}
+	case "json":
+		err = diag.WriteJSON(io.out, all)
+	case "sarif":
+		err = diag.WriteSARIF(io.out, all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules())
+	case "github":
+		err = diag.WriteGitHub(io.out, all)
+	}
+	if err != nil {
+		fmt.Fprintf(io.err, "chock lint: %v\n", err)
+		return exitFailed
+	}
+	if all.HasErrors() || (*strict && all.Count(diag.Warning) > 0) {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// dedupe drops diagnostics reported twice (an org source linted with
+// every project file).
+func dedupe(l diag.List) diag.List {
+	seen := map[string]bool{}
+	out := l[:0:0]
+	for _, d := range l {
+		k := fmt.Sprintf("%s|%d|%s|%s", d.Span.File, d.Span.Start.Offset, d.Code, d.Message)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func sarifRules() []diag.Rule {
+	rs := make([]diag.Rule, 0, len(lint.Catalog))
+	for _, c := range lint.Catalog {
+		rs = append(rs, diag.Rule{Code: c.Code, Severity: c.Severity, Summary: c.Summary})
+	}
+	return rs
+}

@@ -1,0 +1,215 @@
+// Package config is the typed model of chock.zon and of an org bundle
+// source (org.zon), decoded from a ZON document with every field keeping
+// its span. Decoding collects every problem it meets as a diagnostic rather
+// than stopping at the first.
+package config
+
+import (
+	"fmt"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/diag"
+)
+
+// Decision is allow, ask or deny, ordered most restrictive first, so the
+// effective decision of several layers is their minimum.
+type Decision int
+
+// Decisions, most restrictive first.
+const (
+	Deny Decision = iota
+	Ask
+	Allow
+)
+
+var decisionNames = []string{"deny", "ask", "allow"}
+
+// String returns "deny", "ask" or "allow".
+func (d Decision) String() string {
+	if d >= 0 && int(d) < len(decisionNames) {
+		return decisionNames[d]
+	}
+	return fmt.Sprintf("Decision(%d)", int(d))
+}
+
+// ParseDecision reads a decision name.
+func ParseDecision(s string) (Decision, bool) {
+	for i, n := range decisionNames {
+		if n == s {
+			return Decision(i), true
+		}
+	}
+	return 0, false
+}
+
+// MarshalText writes the decision's name.
+func (d Decision) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Phase says when an action is asked: at session start or in the loop.
+type Phase int
+
+// Phases.
+const (
+	Loop Phase = iota
+	Start
+)
+
+// String returns "loop" or "start".
+func (p Phase) String() string {
+	if p == Start {
+		return "start"
+	}
+	return "loop"
+}
+
+// ParsePhase reads a phase name.
+func ParsePhase(s string) (Phase, bool) {
+	switch s {
+	case "loop":
+		return Loop, true
+	case "start":
+		return Start, true
+	}
+	return 0, false
+}
+
+// MarshalText writes the phase's name.
+func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// Bind is how a secret reaches its target.
+type Bind int
+
+// Binds.
+const (
+	BindEnv Bind = iota
+	BindFile
+	BindHeader
+)
+
+var bindNames = []string{"env", "file", "header"}
+
+// String returns "env", "file" or "header".
+func (b Bind) String() string { return bindNames[b] }
+
+// Store is where credential values live.
+type Store int
+
+// Credential stores.
+const (
+	StoreFile Store = iota
+	StoreEnv
+	StoreKeyring
+	StoreSecretSpec
+)
+
+var storeNames = []string{"file", "env", "keyring", "secretspec"}
+
+// String returns the store's name.
+func (s Store) String() string { return storeNames[s] }
+
+// Text is a string value with the span it was read from.
+type Text struct {
+	Value string
+	Span  diag.Span
+}
+
+// Config is a decoded chock.zon.
+type Config struct {
+	File        string
+	Span        diag.Span
+	Policy      Policy
+	Secrets     []*Secret
+	Servers     []*Server
+	Credentials Credentials
+	Expect      []*Expectation
+}
+
+// Org is a decoded org bundle source.
+type Org struct {
+	File    string
+	Span    diag.Span
+	Name    Text
+	Version Text
+	Policy  Policy
+}
+
+// Policy is one layer's rules and default.
+type Policy struct {
+	Span diag.Span
+	// Default is the decision with no matching rule; DefaultSet says whether
+	// the file set it (DefaultSpan then points at it).
+	Default     Decision
+	DefaultSet  bool
+	DefaultSpan diag.Span
+	// Rules holds every rule in source order: the .allow, .ask and .deny
+	// lists and the .rules entries.
+	Rules []*Rule
+}
+
+// Rule is one pattern with its decision.
+type Rule struct {
+	Pattern  action.Pattern
+	Decision Decision
+	Why      string
+	// Span is the pattern string's span; From names the list it came from
+	// ("allow", "ask", "deny" or "rules").
+	Span diag.Span
+	From string
+}
+
+// Secret is one entry of .secrets.
+type Secret struct {
+	Span diag.Span
+	Name Text
+	To   Text
+	// ToPattern is To parsed; valid only when ToOK.
+	ToPattern action.Pattern
+	ToOK      bool
+	Bind      Bind
+	BindSpan  diag.Span
+	BindSet   bool
+	// As is the variable (env, file) or header (header); empty means the default.
+	As Text
+}
+
+// Variable is the environment variable or header the secret arrives under.
+func (s *Secret) Variable() string {
+	if s.As.Value != "" {
+		return s.As.Value
+	}
+	if s.Bind == BindHeader {
+		return "Authorization"
+	}
+	return s.Name.Value
+}
+
+// Server is one entry of .mcp_servers.
+type Server struct {
+	Span    diag.Span
+	Name    Text
+	Command []Text
+	// CommandSpan is the span of the .command value; zero when absent.
+	CommandSpan diag.Span
+	HasCommand  bool
+	URL         Text
+	HasURL      bool
+}
+
+// Credentials is the .credentials block.
+type Credentials struct {
+	Span      diag.Span
+	Store     Store
+	StoreSpan diag.Span
+}
+
+// Expectation is one entry of .expect, a policy test.
+type Expectation struct {
+	Span     diag.Span
+	Action   Text
+	Phase    Phase
+	Decision Decision
+	// Layer and Rule, when set, also pin which layer decided and the
+	// deciding pattern.
+	Layer Text
+	Rule  Text
+}

@@ -1,0 +1,141 @@
+// Package lint checks a decoded chock.zon and its org ceilings for every
+// mistake this toolchain knows of, collecting all of them as diagnostics.
+// The catalog below is the list of what it reports; docs/lint.md is
+// generated from it.
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/zon"
+)
+
+// Check describes one diagnostic code.
+type Check struct {
+	Code     string
+	Severity diag.Severity
+	Group    string
+	Summary  string
+	// Bad is a snippet that fires the check.
+	Bad string
+}
+
+// Codes of the semantic checks (the decoder's and parser's are in
+// packages config and zon).
+const (
+	CodeUnknownNamespace     = "unknown-namespace"
+	CodeRuleConflict         = "rule-conflict"
+	CodeRuleRepeated         = "rule-repeated"
+	CodeRuleDeadByOrg        = "rule-dead-by-org"
+	CodeAskAtStart           = "ask-at-start"
+	CodeAllowsShell          = "rule-allows-shell"
+	CodeSecretName           = "secret-name"
+	CodeSecretToNamespace    = "secret-to-namespace"
+	CodeSecretToPlugin       = "secret-to-plugin"
+	CodeSecretAs             = "secret-as-invalid"
+	CodeSecretFileToServer   = "secret-file-to-server"
+	CodeSecretHeaderToExec   = "secret-header-to-program"
+	CodeSecretEnvToURL       = "secret-env-to-url-server"
+	CodeSecretHeaderToCmd    = "secret-header-to-command-server"
+	CodeSecretOneTool        = "secret-to-one-tool"
+	CodeSecretNeverAllowed   = "secret-never-allowed"
+	CodeSecretUnknownServer  = "secret-unknown-server"
+	CodeSecretRepeated       = "secret-repeated"
+	CodeServerCommandAndURL  = "server-command-and-url"
+	CodeServerURLInvalid     = "server-url-invalid"
+	CodeServerURLScheme      = "server-url-scheme"
+	CodeServerURLUserinfo    = "server-url-userinfo"
+	CodeServerURLLocal       = "server-url-local"
+	CodeServerName           = "server-name"
+	CodeServerDuplicate      = "server-duplicate"
+	CodeServerTooMany        = "server-too-many"
+	CodeServerEmptyCommand   = "server-empty-command"
+	CodeServerHostNotAllowed = "server-host-not-allowed"
+	CodeServerNoToolRule     = "server-no-tool-rule"
+)
+
+// Catalog lists every code chock lint reports, in the order docs/lint.md
+// shows them.
+var Catalog = []Check{
+	{zon.CodeSyntax, diag.Error, "syntax", "The file is not ZON as Zig reads it; the position is the one Zig's compiler reports.", `.{ .a = 1 .b = 2 }`},
+	{zon.CodeNotZON, diag.Error, "syntax", "A Zig expression ZON does not allow: an operator, a type, a call, a bare identifier, parentheses.", `.{ .a = 1 + 2 }`},
+	{zon.CodeLiteral, diag.Error, "syntax", "A malformed number, string, character or name literal.", `.{ .a = "\q" }`},
+	{zon.CodeDuplicate, diag.Error, "syntax", "A struct names the same field twice (.a and .@\"a\" are the same name).", `.{ .policy = .{}, .policy = .{} }`},
+	{zon.CodeTooDeep, diag.Error, "syntax", "Brackets nest deeper than 1000 levels.", `.{ .x = .{ .{ .{ ... } } } }`},
+	{config.CodeUnknownBlock, diag.Error, "structure", "A top-level field within edit distance 2 of a block chock reads; other top-level fields belong to the rest of Chock and are ignored.", `.{ .secret = .{} }`},
+	{config.CodeUnknownField, diag.Error, "structure", "A field chock does not know inside one of its blocks, with the nearest known name.", `.{ .policy = .{ .alow = .{} } }`},
+	{config.CodeWrongType, diag.Error, "structure", "A value of the wrong type; the message says what was found and what is wanted.", `.{ .policy = .{ .allow = "exec.path.gh" } }`},
+	{config.CodeMissingField, diag.Error, "structure", "A rule, secret, server or expectation lacks a field it needs.", `.{ .secrets = .{ .{ .name = "X" } } }`},
+	{config.CodeUnknownDecision, diag.Error, "structure", "A decision other than allow, ask or deny.", `.{ .policy = .{ .default = .maybe } }`},
+	{config.CodeUnknownPhase, diag.Error, "structure", "An expectation's phase other than loop or start.", `.{ .expect = .{ .{ .action = "exec.path.gh", .decision = .allow, .phase = .later } } }`},
+	{config.CodeUnknownBind, diag.Error, "secrets", "A secret's bind other than env, file or header.", `.bind = "envv"`},
+	{config.CodeUnknownStore, diag.Error, "structure", "A credential store other than file, env, keyring or secretspec.", `.credentials = .{ .store = .vault }`},
+	{config.CodeStarAlone, diag.Error, "patterns", "A pattern that is '*' alone would match every action.", `"*"`},
+	{config.CodeEmptySegment, diag.Error, "patterns", "An empty segment: a leading, trailing or doubled dot.", `"exec..gh"`},
+	{config.CodePartialGlob, diag.Error, "patterns", "A '*' that is only part of a segment; '*' must be a whole segment.", `"exec.path.py*"`},
+	{config.CodeBadChar, diag.Error, "patterns", "White space or a control character in a pattern or action.", `"exec.path.g h"`},
+	{CodeUnknownNamespace, diag.Warning, "patterns", "A pattern outside the namespaces chock knows (exec.path, mcp.<server>.host/tool/network, secret.use, net.fetch, nix.build, model.select, plugin).", `"exce.path.gh"`},
+	{CodeRuleConflict, diag.Error, "rules", "The same pattern with different decisions in one layer; deny would win, which is rarely what was meant.", `.allow = .{"exec.path.gh"}, .deny = .{"exec.path.gh"}`},
+	{CodeRuleRepeated, diag.Warning, "rules", "The same pattern with the same decision twice in one layer.", `.allow = .{ "exec.path.gh", "exec.path.gh" }`},
+	{CodeRuleDeadByOrg, diag.Warning, "rules", "A project rule that an org ceiling always overrides; the message names the org rule and its file:line.", `project allows exec.path.curl, org denies exec.path.curl`},
+	{CodeAskAtStart, diag.Warning, "rules", "Ask on an action decided at session start (mcp.<server>.host.*, mcp.<server>.network, nix.build, model.select, a secret given to a server): nobody can be asked then, so it reads as refused.", `.ask = .{"mcp.notion.host.com.notion.*"}`},
+	{CodeAllowsShell, diag.Warning, "rules", "A rule allowing a shell or interpreter (sh, bash, env, xargs, sudo, python*, node, ...) or every program: it reaches every program, whatever exec.path rules deny.", `.allow = .{"exec.path.bash"}`},
+	{CodeSecretName, diag.Error, "secrets", "A secret name outside [A-Za-z0-9_]+; the name becomes part of secret.use.<name>.", `.name = "GITHUB.TOKEN"`},
+	{CodeSecretToNamespace, diag.Error, "secrets", "A secret's .to outside exec.* and mcp.*: nothing else is given secrets.", `.to = "net.fetch.com.github"`},
+	{CodeSecretToPlugin, diag.Warning, "secrets", "A secret for plugin.*: a plugin is given nothing today.", `.to = "plugin.x"`},
+	{CodeSecretAs, diag.Error, "secrets", "An .as that is not an environment variable name (env, file) or an HTTP header name (header).", `.as = "MY-VAR"`},
+	{CodeSecretFileToServer, diag.Warning, "secrets", "A file bind to an MCP server: a server holds what it is given for the whole session, so it is given nothing.", `.to = "mcp.notion.*", .bind = "file"`},
+	{CodeSecretHeaderToExec, diag.Error, "secrets", "A header bind to a program: only a remote server takes a header.", `.to = "exec.path.gh", .bind = "header"`},
+	{CodeSecretEnvToURL, diag.Warning, "secrets", "An env bind to a remote (url) server: it has no environment of ours; use bind = \"header\".", `.to = "mcp.notion.*", .bind = "env"`},
+	{CodeSecretHeaderToCmd, diag.Warning, "secrets", "A header bind to a local (command) server: it reads its environment; use bind = \"env\".", `.to = "mcp.time.*", .bind = "header"`},
+	{CodeSecretOneTool, diag.Warning, "secrets", "A secret for one tool of a server: servers get secrets at start, for all their tools; write mcp.<server>.*.", `.to = "mcp.notion.tool.search"`},
+	{CodeSecretNeverAllowed, diag.Warning, "secrets", "A secret that no secret.use rule of the project allows or asks: it is never given.", `.secrets = .{ .{ .name = "X", .to = "exec.path.gh" } }`},
+	{CodeSecretUnknownServer, diag.Warning, "secrets", "A secret for a server that is not in .mcp_servers.", `.to = "mcp.jira.*"`},
+	{CodeSecretRepeated, diag.Warning, "secrets", "The same secret entry twice.", `two identical .secrets entries`},
+	{CodeServerCommandAndURL, diag.Error, "servers", "A server names both .command and .url, or neither.", `.{ .name = "x" }`},
+	{CodeServerURLInvalid, diag.Error, "servers", "A server .url that does not parse as an absolute URL with a host.", `.url = "https//x"`},
+	{CodeServerURLScheme, diag.Error, "servers", "A server .url that is not https: a credential and a tool result must not cross a network in the clear.", `.url = "http://mcp.example.com/mcp"`},
+	{CodeServerURLUserinfo, diag.Error, "servers", "A server .url with user information; credentials go in the secrets block.", `.url = "https://user:pw@mcp.example.com/"`},
+	{CodeServerURLLocal, diag.Error, "servers", "A server .url at localhost or a loopback, unspecified or cloud metadata address: refused at run time whatever the policy says; run such a server as a command.", `.url = "https://127.0.0.1/mcp"`},
+	{CodeServerName, diag.Error, "servers", "A server name outside [A-Za-z0-9_-]+ (a dot would break the action namespace).", `.name = "my.server"`},
+	{CodeServerDuplicate, diag.Error, "servers", "Two servers with the same name.", `two servers named "notion"`},
+	{CodeServerTooMany, diag.Error, "servers", "More than 8 servers: a session has at most eight.", `nine .mcp_servers entries`},
+	{CodeServerEmptyCommand, diag.Error, "servers", "An empty .command, or an empty program name.", `.command = .{}`},
+	{CodeServerHostNotAllowed, diag.Warning, "servers", "A url server whose host rule is not allow at start (org ceilings applied): it will be left out of every session.", `.url = "https://mcp.notion.com/mcp" with no mcp.notion.host.* allow`},
+	{CodeServerNoToolRule, diag.Info, "servers", "A server with no tool rule that allows or asks: the model may call none of its tools.", `a server with no mcp.<server>.tool.* rule`},
+	{config.CodeOrgSecrets, diag.Error, "org", "An org bundle source with .secrets: there is no org layer for secrets.", `org.zon: .secrets = .{ ... }`},
+	{config.CodeOrgServers, diag.Error, "org", "An org bundle source with .mcp_servers: servers are the project's; an org narrows them by policy.", `org.zon: .mcp_servers = .{ ... }`},
+	{config.CodeOrgName, diag.Error, "org", "An org bundle source without a .name.", `org.zon: .{ .policy = .{} }`},
+	{config.CodeExpectWildcard, diag.Error, "expect", "An expectation whose action has a '*': an expectation names one concrete action.", `.{ .action = "exec.*", .decision = .allow }`},
+}
+
+// CheckFor returns the catalog entry of a code.
+func CheckFor(code string) (Check, bool) {
+	for _, c := range Catalog {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// Markdown renders the catalog as docs/lint.md.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("# chock lint: the catalog\n\n")
+	b.WriteString("Generated from `compile/lint/catalog.go` by `UPDATE_GOLDEN=1 go test ./compile/lint -run TestDocs`; do not edit by hand.\n\n")
+	b.WriteString("Every diagnostic has a stable code (the SARIF rule id), a severity, a position and, where one helps, a hint.\n")
+	b.WriteString("`chock lint` exits 1 on an error (or, with `--strict`, a warning).\n")
+	group := ""
+	for _, c := range Catalog {
+		if c.Group != group {
+			group = c.Group
+			fmt.Fprintf(&b, "\n## %s\n\n| code | severity | what | example |\n|---|---|---|---|\n", group)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", c.Code, c.Severity, strings.ReplaceAll(c.Summary, "|", "\\|"), strings.ReplaceAll(c.Bad, "|", "\\|"))
+	}
+	return b.String()
+}

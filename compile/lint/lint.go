@@ -1,0 +1,520 @@
+package lint
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/compile/native"
+	"github.com/chockhq/chock/diag"
+)
+
+// MaxServers is the most MCP servers a session may have.
+const MaxServers = 8
+
+// Input is what one lint run reads: a project configuration (nil when only
+// org sources are linted) and the org ceilings.
+type Input struct {
+	Config *config.Config
+	Orgs   []*config.Org
+}
+
+type linter struct {
+	in    Input
+	eval  *native.Evaluator
+	diags diag.List
+}
+
+// Run checks the input and returns every finding, sorted by position.
+func Run(in Input) diag.List {
+	l := &linter{in: in, eval: native.New(in.Config, in.Orgs)}
+	for _, layer := range l.eval.Layers {
+		if in.Config == nil && layer.Kind == "project" {
+			continue
+		}
+		l.layer(layer)
+	}
+	if c := in.Config; c != nil {
+		l.askAtStart(c)
+		l.deadByOrg()
+		l.secrets(c)
+		l.servers(c)
+	}
+	l.diags.Sort()
+	return l.diags
+}
+
+func (l *linter) add(span diag.Span, code, msg, hint string) {
+	chk, _ := CheckFor(code)
+	l.diags = append(l.diags, &diag.Diagnostic{Span: span, Severity: chk.Severity, Code: code, Message: msg, Hint: hint})
+}
+
+func at(s diag.Span) string {
+	return fmt.Sprintf("%s:%d:%d", s.File, s.Start.Line, s.Start.Col)
+}
+
+// layer runs the checks that look at one layer's rules alone.
+func (l *linter) layer(layer *native.Layer) {
+	seen := map[string]*config.Rule{}
+	for _, r := range layer.Policy.Rules {
+		l.namespace(r)
+		if r.Decision == config.Allow {
+			l.shell(r)
+		}
+		prev, dup := seen[r.Pattern.String()]
+		switch {
+		case !dup:
+			seen[r.Pattern.String()] = r
+		case prev.Decision != r.Decision:
+			l.add(r.Span, CodeRuleConflict,
+				fmt.Sprintf("%q is both %s (%s) and %s here; deny beats ask beats allow, so it is %s",
+					r.Pattern, prev.Decision, at(prev.Span), r.Decision, min(prev.Decision, r.Decision)),
+				"keep one of the two rules")
+		default:
+			l.add(r.Span, CodeRuleRepeated,
+				fmt.Sprintf("%q is already %s at %s", r.Pattern, r.Decision, at(prev.Span)), "remove one of them")
+		}
+	}
+}
+
+// knownNamespace reports whether a pattern can match an action of a known
+// namespace.
+func knownNamespace(p action.Pattern) bool {
+	s := p.Segments()
+	seg := func(i string, j int) bool { return j < len(s) && (s[j] == i || s[j] == "*") }
+	if len(s) == 0 {
+		return false
+	}
+	switch s[0] {
+	case "exec":
+		return len(s) >= 2 && (seg("path", 1) && (len(s) >= 3 || p.Kind(1) == action.Trailing))
+	case "mcp":
+		if len(s) < 3 {
+			return len(s) == 2 && p.Kind(1) == action.Trailing
+		}
+		if p.Kind(2) == action.Trailing || s[2] == "*" {
+			return true
+		}
+		switch s[2] {
+		case "host", "tool":
+			return len(s) >= 4
+		case "network":
+			return len(s) == 3
+		}
+		return false
+	case "secret":
+		return len(s) >= 3 && seg("use", 1) || len(s) == 2 && p.Kind(1) == action.Trailing
+	case "net":
+		return len(s) >= 3 && seg("fetch", 1) || len(s) == 2 && p.Kind(1) == action.Trailing
+	case "nix":
+		return len(s) == 2 && seg("build", 1)
+	case "model":
+		return len(s) == 2 && seg("select", 1)
+	case "plugin":
+		return len(s) >= 2
+	}
+	return false
+}
+
+func (l *linter) namespace(r *config.Rule) {
+	if !knownNamespace(r.Pattern) {
+		l.add(r.Span, CodeUnknownNamespace,
+			fmt.Sprintf("%q is in no namespace chock knows; the rule matches nothing", r.Pattern),
+			"known: exec.path.<program>, mcp.<server>.host.<host>, mcp.<server>.tool.<name>, mcp.<server>.network, secret.use.<NAME>, net.fetch.<host>, nix.build, model.select, plugin.*")
+	}
+}
+
+// runsOthers are programs that run other programs: allowing one reaches
+// everything, whatever exec.path rules deny (seed 003's hidden reach).
+var runsOthers = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "csh": true, "tcsh": true,
+	"env": true, "xargs": true, "sudo": true, "doas": true, "su": true, "nohup": true, "timeout": true,
+	"nice": true, "exec": true, "busybox": true, "npx": true, "uvx": true, "pipx": true, "node": true,
+	"nodejs": true, "deno": true, "bun": true, "ruby": true, "perl": true, "php": true, "lua": true,
+	"pwsh": true, "powershell": true, "osascript": true, "cmd": true, "strace": true, "gdb": true,
+}
+
+// RunsOthers reports whether a program name (the first segment after
+// exec.path) is a shell or interpreter.
+func RunsOthers(program string) bool {
+	return runsOthers[program] || strings.HasPrefix(program, "python")
+}
+
+func (l *linter) shell(r *config.Rule) {
+	s := r.Pattern.Segments()
+	if s[0] != "exec" || len(s) < 2 || (s[1] != "path" && s[1] != "*") {
+		return
+	}
+	every := len(s) == 2 && s[1] == "*" || len(s) >= 3 && s[2] == "*"
+	switch {
+	case every:
+		l.add(r.Span, CodeAllowsShell,
+			fmt.Sprintf("%q allows every program, shells and interpreters among them", r.Pattern),
+			"allow the programs the agent needs one by one, such as exec.path.gh")
+	case len(s) >= 3 && RunsOthers(s[2]):
+		l.add(r.Span, CodeAllowsShell,
+			fmt.Sprintf("%q allows %s, which runs other programs: it reaches every program, whatever exec.path rules deny", r.Pattern, s[2]),
+			"allow the programs themselves instead, or make it ask")
+	}
+}
+
+// startActions are the pattern families decided at session start.
+var startActions = []action.Pattern{
+	action.MustPattern("mcp.*.host.*"),
+	action.MustPattern("mcp.*.network"),
+	action.MustPattern("nix.build"),
+	action.MustPattern("model.select"),
+}
+
+// serverSecrets are the names of secrets given to a server.
+func serverSecrets(c *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range c.Secrets {
+		if s.ToOK && s.ToPattern.Segments()[0] == "mcp" {
+			out[s.Name.Value] = true
+		}
+	}
+	return out
+}
+
+func (l *linter) askAtStart(c *config.Config) {
+	give := serverSecrets(c)
+	check := func(rules []*config.Rule) {
+		for _, r := range rules {
+			if r.Decision != config.Ask {
+				continue
+			}
+			what := ""
+			for _, sa := range startActions {
+				if action.Overlaps(r.Pattern, sa) {
+					what = sa.String()
+					break
+				}
+			}
+			if what == "" {
+				for name := range give {
+					a, _ := action.ParseAction("secret.use." + name)
+					if r.Pattern.Matches(a) {
+						what = "secret.use." + name + " (a secret given to a server)"
+						break
+					}
+				}
+			}
+			if what != "" {
+				l.add(r.Span, CodeAskAtStart,
+					fmt.Sprintf("%q asks about %s, which is decided at session start when nobody can be asked: it reads as refused", r.Pattern, what),
+					"make it allow to permit it at start, or deny to say so")
+			}
+		}
+	}
+	check(c.Policy.Rules)
+}
+
+// deadByOrg finds project rules that an org ceiling always overrides.
+func (l *linter) deadByOrg() {
+	project := l.eval.Layers[0]
+	for _, r := range project.Policy.Rules {
+		if r.Decision == config.Deny {
+			continue
+		}
+		for _, org := range l.eval.Layers[1:] {
+			if why := capsAll(org, r); why != "" {
+				l.add(r.Span, CodeRuleDeadByOrg,
+					fmt.Sprintf("%q is %s here, but the org ceiling %q %s", r.Pattern, r.Decision, org.Name, why),
+					"the project cannot widen an org ceiling; drop the rule, or ask the org to change theirs")
+				break
+			}
+		}
+	}
+}
+
+// capsAll says how org lowers every action r matches below r's decision,
+// or returns "" when some action keeps r's decision.
+func capsAll(org *native.Layer, r *config.Rule) string {
+	var cover *config.Rule
+	for _, o := range org.Policy.Rules {
+		if o.Decision < r.Decision && action.Covers(o.Pattern, r.Pattern) {
+			if cover == nil || action.Compare(o.Pattern, cover.Pattern) < 0 {
+				cover = o
+			}
+		}
+	}
+	for _, o := range org.Policy.Rules {
+		if o.Decision >= r.Decision && action.Overlaps(o.Pattern, r.Pattern) {
+			if cover == nil || action.Compare(o.Pattern, cover.Pattern) < 0 {
+				return ""
+			}
+		}
+	}
+	if cover != nil {
+		return fmt.Sprintf("makes it %s with %q at %s", cover.Decision, cover.Pattern, at(cover.Span))
+	}
+	if org.Policy.DefaultSet && org.Policy.Default < r.Decision {
+		return fmt.Sprintf("makes it %s by its .default at %s", org.Policy.Default, at(org.Policy.DefaultSpan))
+	}
+	return ""
+}
+
+var (
+	nameRE   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	serverRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+)
+
+// serversReached returns the configured servers whose whole namespace a
+// secret's pattern covers (mcp.S.* or mcp.*), and whether it names a server
+// that is not configured.
+func serversReached(c *config.Config, p action.Pattern) (reached []*config.Server, unknown string) {
+	segs := p.Segments()
+	for _, s := range c.Servers {
+		ns, err := action.ParsePattern("mcp." + s.Name.Value + ".*")
+		if err == nil && action.Covers(p, ns) {
+			reached = append(reached, s)
+		}
+	}
+	if len(segs) >= 2 && p.Kind(1) == action.Literal {
+		found := false
+		for _, s := range c.Servers {
+			if s.Name.Value == segs[1] {
+				found = true
+			}
+		}
+		if !found {
+			unknown = segs[1]
+		}
+	}
+	return reached, unknown
+}
+
+func (l *linter) secrets(c *config.Config) {
+	seen := map[string]*config.Secret{}
+	for _, s := range c.Secrets {
+		name := s.Name.Value
+		if !nameRE.MatchString(name) {
+			l.add(s.Name.Span, CodeSecretName,
+				fmt.Sprintf("secret name %q: letters, digits and underscore only", name),
+				"the name becomes part of secret.use.<name>, so a dot would let one entry name a class of actions")
+		}
+		key := name + "\x00" + s.To.Value + "\x00" + s.Bind.String() + "\x00" + s.As.Value
+		if prev, ok := seen[key]; ok {
+			l.add(s.Span, CodeSecretRepeated, fmt.Sprintf("secret %s for %q is already given at %s", name, s.To.Value, at(prev.Span)), "remove one of them")
+		} else {
+			seen[key] = s
+		}
+		if !s.ToOK {
+			continue
+		}
+		segs := s.ToPattern.Segments()
+		switch segs[0] {
+		case "exec":
+			if s.Bind == config.BindHeader {
+				l.add(s.BindSpan, CodeSecretHeaderToExec, fmt.Sprintf("secret %s binds as a header to %q, a program", name, s.To.Value),
+					`a program takes bind = "env" or "file"; only a remote server takes a header`)
+			}
+		case "mcp":
+			l.serverSecret(c, s)
+		case "plugin":
+			l.add(s.To.Span, CodeSecretToPlugin, fmt.Sprintf("secret %s is for %q, but a plugin is given nothing today", name, s.To.Value), "")
+			continue
+		default:
+			l.add(s.To.Span, CodeSecretToNamespace,
+				fmt.Sprintf("secret %s is for %q; secrets reach only programs (exec.*) and MCP servers (mcp.*)", name, s.To.Value), "")
+			continue
+		}
+		if s.As.Value != "" {
+			re, what := envRE, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
+			if s.Bind == config.BindHeader {
+				re, what = headerRE, "an HTTP header name"
+			}
+			if !re.MatchString(s.As.Value) {
+				l.add(s.As.Span, CodeSecretAs, fmt.Sprintf("secret %s arrives as %q, which is not %s", name, s.As.Value, what), "")
+			}
+		}
+		if nameRE.MatchString(name) {
+			a, _ := action.ParseAction("secret.use." + name)
+			if res := l.eval.Layers[0]; res != nil {
+				if d, _ := res.Decide(a); d == config.Deny {
+					l.add(s.Name.Span, CodeSecretNeverAllowed,
+						fmt.Sprintf("no rule allows or asks secret.use.%s, so secret %s is never given", name, name),
+						fmt.Sprintf(`add "secret.use.%s" to .policy.allow (or .ask)`, name))
+				}
+			}
+		}
+	}
+}
+
+func (l *linter) serverSecret(c *config.Config, s *config.Secret) {
+	name, segs := s.Name.Value, s.ToPattern.Segments()
+	if len(segs) >= 4 && segs[2] == "tool" && s.ToPattern.Kind(2) == action.Literal {
+		l.add(s.To.Span, CodeSecretOneTool,
+			fmt.Sprintf("secret %s names one tool, %q; a server gets its secrets at start, for all its tools", name, s.To.Value),
+			fmt.Sprintf("write .to = \"mcp.%s.*\"", segs[1]))
+		return
+	}
+	reached, unknown := serversReached(c, s.ToPattern)
+	if unknown != "" {
+		l.add(s.To.Span, CodeSecretUnknownServer,
+			fmt.Sprintf("secret %s is for server %q, which is not in .mcp_servers", name, unknown), "")
+	}
+	if s.Bind == config.BindFile {
+		l.add(s.BindSpan, CodeSecretFileToServer,
+			fmt.Sprintf("secret %s binds as a file to %q; a server is not given a file, so it gets nothing", name, s.To.Value),
+			`use bind = "env" for a command server or "header" for a url server`)
+		return
+	}
+	for _, srv := range reached {
+		span := s.BindSpan
+		if !s.BindSet {
+			span = s.To.Span
+		}
+		switch {
+		case s.Bind == config.BindEnv && srv.HasURL && !srv.HasCommand:
+			l.add(span, CodeSecretEnvToURL,
+				fmt.Sprintf("secret %s binds as env to %q, a remote server with no environment of ours", name, srv.Name.Value),
+				`use bind = "header"`)
+		case s.Bind == config.BindHeader && srv.HasCommand && !srv.HasURL:
+			l.add(span, CodeSecretHeaderToCmd,
+				fmt.Sprintf("secret %s binds as a header to %q, a local server that reads its environment", name, srv.Name.Value),
+				`use bind = "env"`)
+		}
+	}
+}
+
+// metadataAddrs are cloud metadata endpoints.
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"),
+}
+
+// LocalHost reports why a host is refused whatever a policy says, or "".
+func LocalHost(host string) string {
+	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return "localhost"
+	}
+	ip, err := netip.ParseAddr(h)
+	if err != nil {
+		return ""
+	}
+	ip = ip.Unmap()
+	switch {
+	case ip.IsLoopback():
+		return "a loopback address"
+	case ip.IsUnspecified():
+		return "the unspecified address"
+	}
+	for _, m := range metadataAddrs {
+		if ip == m {
+			return "a cloud metadata address"
+		}
+	}
+	return ""
+}
+
+func (l *linter) servers(c *config.Config) {
+	byName := map[string]*config.Server{}
+	for i, s := range c.Servers {
+		name := s.Name.Value
+		if !serverRE.MatchString(name) {
+			l.add(s.Name.Span, CodeServerName, fmt.Sprintf("server name %q: letters, digits, '_' and '-' only", name),
+				"the name becomes part of mcp.<server>.*, so a dot would break the action namespace")
+		}
+		if prev, ok := byName[name]; ok {
+			l.add(s.Name.Span, CodeServerDuplicate, fmt.Sprintf("server %q is already configured at %s", name, at(prev.Span)), "")
+		} else {
+			byName[name] = s
+		}
+		if i == MaxServers {
+			l.add(s.Span, CodeServerTooMany, fmt.Sprintf("%d servers configured; a session has at most %d", len(c.Servers), MaxServers), "")
+		}
+		switch {
+		case s.HasCommand && s.HasURL:
+			l.add(s.Span, CodeServerCommandAndURL, fmt.Sprintf("server %q names both .command and .url", name), "a server is run here (.command) or reached (.url), never both")
+		case !s.HasCommand && !s.HasURL:
+			l.add(s.Span, CodeServerCommandAndURL, fmt.Sprintf("server %q names neither .command nor .url", name), "")
+		}
+		if s.HasCommand && (len(s.Command) == 0 || s.Command[0].Value == "") {
+			l.add(s.CommandSpan, CodeServerEmptyCommand, fmt.Sprintf("server %q has an empty .command", name), `name the program: .command = .{"mcp-server-time"}`)
+		}
+		if s.HasURL {
+			l.serverURL(s)
+		}
+		if serverRE.MatchString(name) {
+			l.toolRule(s)
+		}
+	}
+}
+
+func (l *linter) serverURL(s *config.Server) {
+	name, raw := s.Name.Value, s.URL.Value
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || !u.IsAbs() {
+		l.add(s.URL.Span, CodeServerURLInvalid, fmt.Sprintf("server %q: %q is not an absolute URL with a host", name, raw), `write it in full: "https://host/path"`)
+		return
+	}
+	if u.Scheme != "https" {
+		l.add(s.URL.Span, CodeServerURLScheme, fmt.Sprintf("server %q: %q is %s, not https", name, raw, u.Scheme),
+			"a credential and a tool result must not cross a network in the clear")
+	}
+	if u.User != nil {
+		l.add(s.URL.Span, CodeServerURLUserinfo, fmt.Sprintf("server %q: the URL carries user information", name),
+			`put the credential in .secrets with bind = "header"`)
+	}
+	if why := LocalHost(u.Hostname()); why != "" {
+		l.add(s.URL.Span, CodeServerURLLocal, fmt.Sprintf("server %q is at %s, which is refused whatever the policy says", name, why),
+			"a server on this machine is run as a .command")
+		return
+	}
+	host := u.Hostname()
+	if strings.Contains(u.Host, "[") {
+		host = "[" + host + "]"
+	}
+	segs, err := action.HostSegments(host)
+	if err != nil {
+		l.add(s.URL.Span, CodeServerURLInvalid, fmt.Sprintf("server %q: %v", name, err), "")
+		return
+	}
+	act := "mcp." + name + ".host." + segs
+	a, err := action.ParseAction(act)
+	if err != nil {
+		return
+	}
+	res := l.eval.Decide(a, config.Start)
+	if res.Decision != config.Allow {
+		why := "no rule allows it"
+		for _, lr := range res.Layers {
+			if lr.Rule != nil && lr.Decision != config.Allow {
+				why = fmt.Sprintf("%q is %s at %s", lr.Rule.Pattern, lr.Decision, at(lr.Rule.Span))
+				if lr.Decision == config.Ask {
+					why += " (ask reads as refused at start)"
+				}
+				break
+			}
+		}
+		l.add(s.URL.Span, CodeServerHostNotAllowed,
+			fmt.Sprintf("server %q will be left out: %s is %s at start; %s", name, act, res.Decision, why),
+			fmt.Sprintf("to reach it, allow %q", "mcp."+name+".host."+segs))
+	}
+}
+
+func (l *linter) toolRule(s *config.Server) {
+	tools := action.MustPattern("mcp." + s.Name.Value + ".tool.*")
+	project := l.eval.Layers[0].Policy
+	if project.Default != config.Deny {
+		return
+	}
+	for _, r := range project.Rules {
+		if r.Decision != config.Deny && action.Overlaps(r.Pattern, tools) {
+			return
+		}
+	}
+	l.add(s.Name.Span, CodeServerNoToolRule,
+		fmt.Sprintf("no rule allows or asks any tool of server %q: the model may call none of its tools", s.Name.Value),
+		fmt.Sprintf("allow the tools it needs, such as \"mcp.%s.tool.<name>\"", s.Name.Value))
+}

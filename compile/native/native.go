@@ -1,0 +1,105 @@
+// Package native decides actions against a project policy and its org
+// ceilings in plain Go, with SPEC §6 semantics: per layer the most specific
+// matching rule decides (identical patterns: deny beats ask beats allow),
+// else the layer's default; the effective decision is the most restrictive
+// of all layers; at start, ask reads as deny. Lint uses it, and it is the
+// reference the compiled OPA policy is checked against.
+package native
+
+import (
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+)
+
+// Layer is one policy layer with its rule index.
+type Layer struct {
+	// Kind is "project" or "org"; Name is the org's name, or "project".
+	Kind, Name, File string
+	Policy           *config.Policy
+	trie             action.Trie[*config.Rule]
+}
+
+// NewLayer indexes a policy's rules.
+func NewLayer(kind, name, file string, p *config.Policy) *Layer {
+	l := &Layer{Kind: kind, Name: name, File: file, Policy: p}
+	for _, r := range p.Rules {
+		l.trie.Insert(r.Pattern, r)
+	}
+	return l
+}
+
+// Decide returns the layer's decision for a and the deciding rule (nil when
+// the default decided).
+func (l *Layer) Decide(a action.Action) (config.Decision, *config.Rule) {
+	entries := l.trie.Lookup(a)
+	if len(entries) == 0 {
+		return l.Policy.Default, nil
+	}
+	best := entries[0].Value
+	for _, e := range entries[1:] {
+		if e.Value.Decision < best.Decision {
+			best = e.Value
+		}
+	}
+	return best.Decision, best
+}
+
+// Evaluator holds the project layer and every org layer.
+type Evaluator struct {
+	Layers []*Layer // the project layer first, then the orgs in order
+}
+
+// New builds an evaluator. A nil cfg stands for a project with no policy
+// (default deny).
+func New(cfg *config.Config, orgs []*config.Org) *Evaluator {
+	e := &Evaluator{}
+	var p *config.Policy
+	file := ""
+	if cfg != nil {
+		p, file = &cfg.Policy, cfg.File
+	} else {
+		p = &config.Policy{}
+	}
+	e.Layers = append(e.Layers, NewLayer("project", "project", file, p))
+	for _, o := range orgs {
+		e.Layers = append(e.Layers, NewLayer("org", o.Name.Value, o.File, &o.Policy))
+	}
+	return e
+}
+
+// LayerResult is one layer's part in a decision.
+type LayerResult struct {
+	Layer    *Layer
+	Decision config.Decision
+	Rule     *config.Rule // nil: the layer's default decided
+}
+
+// Result is a decision with its explanation.
+type Result struct {
+	Decision config.Decision
+	Layers   []LayerResult
+	// CappedBy is the org layer that lowered the project's decision, or nil.
+	CappedBy *Layer
+	// StartRefusal is true when an ask read as deny because of the phase.
+	StartRefusal bool
+}
+
+// Decide evaluates an action at a phase.
+func (e *Evaluator) Decide(a action.Action, phase config.Phase) Result {
+	res := Result{Decision: config.Allow}
+	for i, l := range e.Layers {
+		d, r := l.Decide(a)
+		res.Layers = append(res.Layers, LayerResult{Layer: l, Decision: d, Rule: r})
+		if d < res.Decision {
+			res.Decision = d
+			if i > 0 && d < res.Layers[0].Decision {
+				res.CappedBy = l // the first org layer at the new minimum
+			}
+		}
+	}
+	if phase == config.Start && res.Decision == config.Ask {
+		res.Decision = config.Deny
+		res.StartRefusal = true
+	}
+	return res
+}
