@@ -19,7 +19,7 @@ lint:
 
 # Benchmarks, then the ratios the issues name (ZON parse vs encoding/json).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ | tee bench.out
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/... | tee bench.out
 	@awk '/^BenchmarkParse\// { split($$1, n, "/"); sub(/-[0-9]+$$/, "", n[2]); for (i = 1; i <= NF; i++) if ($$(i+1) == "MB/s") zon[n[2]] = $$i } \
 	     /^BenchmarkJSONDecode\// { split($$1, n, "/"); sub(/-[0-9]+$$/, "", n[2]); for (i = 1; i <= NF; i++) if ($$(i+1) == "MB/s") js[n[2]] = $$i } \
 	     END { for (k in zon) printf "ratio ZON/JSON %-70s %.2f (%s vs %s MB/s)\n", k, zon[k] / js[k], zon[k], js[k] }' bench.out
@@ -34,10 +34,11 @@ fuzz:
 	  done; \
 	done
 
-# The main job on the bundled example.
+# The main job on the bundled example: lint the project under its org
+# ceiling, and check both files are formatted.
 example: build
+	./bin/chock lint --org examples/org.zon examples/chock.zon
 	./bin/chock fmt --check examples/chock.zon examples/org.zon
-	./bin/chock zon json examples/chock.zon
 
 clean:
 	rm -rf bin
