@@ -322,7 +322,7 @@ func (d *decoder) policy(v *zon.Value) Policy {
 					continue
 				}
 				if pat, ok := d.pattern(t); ok {
-					p.Rules = append(p.Rules, &Rule{Pattern: pat, Decision: dec, Span: t.Span, From: f.Name})
+					p.Rules = append(p.Rules, &Rule{Pattern: pat, Decision: dec, DecisionSpan: f.NameSpan, Span: t.Span, From: f.Name})
 				}
 			}
 		case "rules":
@@ -354,11 +354,10 @@ func (d *decoder) rule(v *zon.Value) *Rule {
 		case "decision":
 			hasDecision = true
 			dec, dok := d.decision(f.Value, ".decision")
-			r.Decision = dec
+			r.Decision, r.DecisionSpan = dec, f.Value.Span
 			ok = ok && dok
 		case "why":
-			t, _ := d.text(f.Value, ".why")
-			r.Why = t.Value
+			r.Why, _ = d.text(f.Value, ".why")
 		}
 	}
 	if v.Kind == zon.KindStruct || v.Kind == zon.KindEmpty {
@@ -512,7 +511,7 @@ func (d *decoder) expectation(v *zon.Value) *Expectation {
 		case "decision":
 			hasDecision = true
 			dec, dok := d.decision(f.Value, ".decision")
-			x.Decision, ok = dec, ok && dok
+			x.Decision, x.DecisionSpan, ok = dec, f.Value.Span, ok && dok
 		case "phase":
 			n, nok := d.name(f.Value, ".phase")
 			if !nok {
@@ -528,7 +527,7 @@ func (d *decoder) expectation(v *zon.Value) *Expectation {
 				d.add(f.Value.Span, diag.Error, CodeUnknownPhase, fmt.Sprintf("unknown phase %q", n), hint)
 				ok = false
 			}
-			x.Phase = ph
+			x.Phase, x.PhaseSpan = ph, f.Value.Span
 		case "layer":
 			x.Layer, _ = d.text(f.Value, ".layer")
 		case "rule":

@@ -150,7 +150,10 @@ type Policy struct {
 type Rule struct {
 	Pattern  action.Pattern
 	Decision Decision
-	Why      string
+	// DecisionSpan is the .decision value's span, or the list's field name
+	// for a rule written in .allow, .ask or .deny.
+	DecisionSpan diag.Span
+	Why          Text
 	// Span is the pattern string's span; From names the list it came from
 	// ("allow", "ask", "deny" or "rules").
 	Span diag.Span
@@ -204,10 +207,12 @@ type Credentials struct {
 
 // Expectation is one entry of .expect, a policy test.
 type Expectation struct {
-	Span     diag.Span
-	Action   Text
-	Phase    Phase
-	Decision Decision
+	Span         diag.Span
+	Action       Text
+	Phase        Phase
+	PhaseSpan    diag.Span
+	Decision     Decision
+	DecisionSpan diag.Span
 	// Layer and Rule, when set, also pin which layer decided and the
 	// deciding pattern.
 	Layer Text
