@@ -1,0 +1,208 @@
+// Package compile turns a checked chock.zon model, with its org ceilings,
+// into Rego v1 modules, data and a standard OPA bundle (SPEC §5–7). It is
+// the second stage of the one-way flow zon → compile → eval → runtime → cmd.
+//
+// The query contract every consumer uses (the embedded engine, the CLI,
+// stock OPA) is data.chock.decision and data.chock.secrets; see the
+// comment at the top of the generated package chock.
+package compile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// Input is what one compilation reads. Config is nil for an org-only
+// bundle, which then holds exactly one org.
+type Input struct {
+	Config *config.Config
+	Orgs   []*config.Org
+}
+
+// Output is a compiled policy: its modules (path → source), its data
+// document and its revision, a digest of both.
+type Output struct {
+	Modules  map[string]string
+	Data     map[string]any
+	Revision string
+	// Kind is "project" or "org".
+	Kind string
+	// Parsed holds the modules parsed, ready for OPA.
+	Parsed map[string]*ast.Module
+}
+
+// Module paths inside the bundle.
+const (
+	MainModule    = "chock/main.rego"
+	SecretsModule = "chock/offer.rego"
+)
+
+// layers orders the project layer first, then the orgs.
+func layers(in Input) ([]*Layer, error) {
+	var ls []*Layer
+	if in.Config != nil {
+		ls = append(ls, &Layer{Kind: "project", Name: "project", File: in.Config.File, Policy: &in.Config.Policy, pkg: "project"})
+	} else if len(in.Orgs) != 1 {
+		return nil, fmt.Errorf("an org-only bundle holds exactly one org, not %d", len(in.Orgs))
+	}
+	seen := map[string]bool{}
+	for i, o := range in.Orgs {
+		if seen[o.Name.Value] {
+			return nil, fmt.Errorf("org %q is given twice", o.Name.Value)
+		}
+		seen[o.Name.Value] = true
+		ls = append(ls, &Layer{Kind: "org", Name: o.Name.Value, Version: o.Version.Value, File: o.File, Policy: &o.Policy, pkg: fmt.Sprintf("org%d", i+1)})
+	}
+	return ls, nil
+}
+
+// Compile generates and checks the Rego for a policy. The modules are
+// parsed and compiled in strict mode; a failure there is a bug in chock and
+// is reported as such.
+func Compile(in Input) (*Output, error) {
+	ls, err := layers(in)
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{Modules: map[string]string{}, Kind: "project"}
+	if in.Config == nil {
+		out.Kind = "org"
+	}
+	main := mainModule(ls)
+	if in.Config != nil {
+		main += secretsEntry
+		out.Modules[SecretsModule] = secretsModule(in.Config)
+	} else {
+		main += "\nsecrets := []\n"
+	}
+	out.Modules[MainModule] = main
+	for _, l := range ls {
+		out.Modules["chock/layer/"+l.pkg+".rego"] = layerModule(l)
+	}
+	out.Data = map[string]any{"chock": map[string]any{"meta": meta(out.Kind, ls, in.Config)}}
+	if err := out.check(); err != nil {
+		return nil, err
+	}
+	out.Revision = out.digest()
+	return out, nil
+}
+
+// check parses and compiles the modules in strict mode.
+func (o *Output) check() error {
+	o.Parsed = map[string]*ast.Module{}
+	for path, src := range o.Modules {
+		m, err := ast.ParseModuleWithOpts(path, src, ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
+		if err != nil {
+			return fmt.Errorf("chock generated Rego that does not parse (a bug in chock): %w", err)
+		}
+		o.Parsed[path] = m
+	}
+	c := ast.NewCompiler().WithStrict(true)
+	c.Compile(o.Parsed)
+	if c.Failed() {
+		return fmt.Errorf("chock generated Rego that does not compile (a bug in chock): %w", c.Errors)
+	}
+	return nil
+}
+
+// digest is a SHA-256 over the module paths, sources and data, in a fixed
+// order, so identical input gives an identical revision.
+func (o *Output) digest() string {
+	h := sha256.New()
+	paths := make([]string, 0, len(o.Modules))
+	for p := range o.Modules {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", p, len(o.Modules[p]), o.Modules[p])
+	}
+	data, _ := json.Marshal(o.Data)
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ruleMeta is a rule as data.json keeps it.
+type ruleMeta struct {
+	Pattern  string `json:"pattern"`
+	Decision string `json:"decision"`
+	Why      string `json:"why"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+}
+
+// layerMeta is a layer as data.json keeps it: enough to rebuild the org
+// layer from an org-only bundle, and to explain a decision with positions.
+type layerMeta struct {
+	Kind       string     `json:"kind"`
+	Name       string     `json:"name"`
+	Version    string     `json:"version,omitempty"`
+	File       string     `json:"file"`
+	Default    string     `json:"default"`
+	DefaultSet bool       `json:"default_set"`
+	DefaultPos []int      `json:"default_pos,omitempty"`
+	Rules      []ruleMeta `json:"rules"`
+}
+
+type secretMeta struct {
+	Name string `json:"name"`
+	To   string `json:"to"`
+	Bind string `json:"bind"`
+	As   string `json:"as"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
+}
+
+type serverMeta struct {
+	Name    string   `json:"name"`
+	URL     string   `json:"url,omitempty"`
+	Command []string `json:"command,omitempty"`
+}
+
+// meta is data.chock.meta: the compiled model in plain data.
+func meta(kind string, ls []*Layer, c *config.Config) map[string]any {
+	var lm []layerMeta
+	for _, l := range ls {
+		m := layerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
+			Default: l.Policy.Default.String(), DefaultSet: l.Policy.DefaultSet, Rules: []ruleMeta{}}
+		if l.Policy.DefaultSet {
+			m.DefaultPos = []int{l.Policy.DefaultSpan.Start.Line, l.Policy.DefaultSpan.Start.Col}
+		}
+		for _, r := range l.Policy.Rules {
+			m.Rules = append(m.Rules, ruleMeta{Pattern: r.Pattern.String(), Decision: r.Decision.String(), Why: r.Why.Value,
+				File: r.Span.File, Line: r.Span.Start.Line, Col: r.Span.Start.Col})
+		}
+		lm = append(lm, m)
+	}
+	out := map[string]any{"kind": kind, "layers": lm, "max_segments": MaxSegments}
+	if c != nil {
+		ss := []secretMeta{}
+		for _, s := range c.Secrets {
+			ss = append(ss, secretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.String(), As: s.Variable(),
+				File: s.Span.File, Line: s.Span.Start.Line, Col: s.Span.Start.Col})
+		}
+		sv := []serverMeta{}
+		for _, s := range c.Servers {
+			m := serverMeta{Name: s.Name.Value, URL: s.URL.Value}
+			for _, a := range s.Command {
+				m.Command = append(m.Command, a.Value)
+			}
+			sv = append(sv, m)
+		}
+		out["secrets"], out["servers"] = ss, sv
+	}
+	// Round-trip through JSON so the data is plain maps and slices, as a
+	// bundle reader would give it back.
+	b, _ := json.Marshal(out)
+	var plain map[string]any
+	_ = json.Unmarshal(b, &plain)
+	return plain
+}
