@@ -15,7 +15,6 @@ import (
 	"github.com/chockhq/chock/diag"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
-	"github.com/open-policy-agent/opa/v1/format"
 )
 
 // Root is the bundle root every chock policy lives under.
@@ -47,7 +46,8 @@ func (k *Key) id() string {
 	return k.ID
 }
 
-// formatted returns the modules in OPA's canonical layout, sorted by path.
+// formatted returns the modules sorted by path. The generator writes them
+// as opa fmt does (a test holds it to that), so no formatting pass runs.
 func (o *Output) formatted() ([]bundle.ModuleFile, error) {
 	paths := make([]string, 0, len(o.Modules))
 	for p := range o.Modules {
@@ -56,11 +56,7 @@ func (o *Output) formatted() ([]bundle.ModuleFile, error) {
 	sort.Strings(paths)
 	var mods []bundle.ModuleFile
 	for _, p := range paths {
-		raw, err := format.SourceWithOpts(p, []byte(o.Modules[p]), format.Opts{RegoVersion: ast.RegoV1})
-		if err != nil {
-			return nil, fmt.Errorf("formatting %s (a bug in chock): %w", p, err)
-		}
-		mods = append(mods, bundle.ModuleFile{URL: "/" + p, Path: "/" + p, Raw: raw, Parsed: o.Parsed[p]})
+		mods = append(mods, bundle.ModuleFile{URL: "/" + p, Path: "/" + p, Raw: []byte(o.Modules[p]), Parsed: o.Parsed[p]})
 	}
 	return mods, nil
 }

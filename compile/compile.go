@@ -85,7 +85,11 @@ func Compile(in Input) (*Output, error) {
 	for _, l := range ls {
 		out.Modules["chock/layer/"+l.pkg+".rego"] = layerModule(l)
 	}
-	out.Data = map[string]any{"chock": map[string]any{"meta": meta(out.Kind, ls, in.Config)}}
+	results := map[string]any{}
+	for _, l := range ls {
+		results[l.pkg] = layerResults(l)
+	}
+	out.Data = plain(map[string]any{"chock": map[string]any{"meta": meta(out.Kind, ls, in.Config), "results": results}})
 	if err := out.check(); err != nil {
 		return nil, err
 	}
@@ -199,10 +203,14 @@ func meta(kind string, ls []*Layer, c *config.Config) map[string]any {
 		}
 		out["secrets"], out["servers"] = ss, sv
 	}
-	// Round-trip through JSON so the data is plain maps and slices, as a
-	// bundle reader would give it back.
-	b, _ := json.Marshal(out)
-	var plain map[string]any
-	_ = json.Unmarshal(b, &plain)
-	return plain
+	return out
+}
+
+// plain round-trips v through JSON, so the data is plain maps, slices and
+// numbers, as a bundle reader gives it back.
+func plain(v map[string]any) map[string]any {
+	b, _ := json.Marshal(v)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chockhq/chock/compile/native"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
+	"github.com/open-policy-agent/opa/v1/format"
 	"github.com/open-policy-agent/opa/v1/rego"
 )
 
@@ -87,6 +88,10 @@ func opaQuery(t testing.TB, out *Output, query string) rego.PreparedEvalQuery {
 	}
 	return pq
 }
+
+func toValue(x any) (ast.Value, error) { return ast.InterfaceToValue(x) }
+
+func evalInput(v ast.Value) rego.EvalOption { return rego.EvalParsedInput(v) }
 
 func evalJSON(t testing.TB, pq rego.PreparedEvalQuery, input any) map[string]any {
 	t.Helper()
@@ -369,3 +374,25 @@ func (r resolver) Resolve(ref ast.Ref) (ast.Value, error) {
 func (r resolver) ResolveSubRefPrefix(ast.Ref) (ast.Value, error) { return nil, nil }
 
 var _ = bundle.Bundle{}
+
+// TestGeneratedRegoIsFormatted: the generator writes what opa fmt would, so
+// bundles need no formatting pass (and their signatures cover the bytes
+// reviewers read).
+func TestGeneratedRegoIsFormatted(t *testing.T) {
+	ps := append(testPolicies(t), policy{"gen", genPolicy(200), nil})
+	for _, p := range ps {
+		out, err := Compile(load(t, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, src := range out.Modules {
+			f, err := format.SourceWithOpts(path, []byte(src), format.Opts{RegoVersion: ast.RegoV1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(f) != src {
+				t.Errorf("%s: %s is not as opa fmt writes it", p.name, path)
+			}
+		}
+	}
+}

@@ -38,6 +38,7 @@ func commands() map[string]command {
 	cs := []command{
 		{"zon", "zon json FILE|-: print a ZON document as JSON", runZON},
 		{"fmt", "fmt [-w] [--check] FILE...: lay ZON files out as zig fmt does", runFmt},
+		{"compile", "compile [--org FILE]... [-o OUT] [--format bundle|rego] [--signing-key FILE] [CONFIG]: build the OPA bundle", runCompile},
 		{"lint", "lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]: check chock.zon", runLint},
 	}
 	m := make(map[string]command, len(cs))

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
+	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/compile/lint"
 	"github.com/chockhq/chock/diag"
@@ -18,17 +20,32 @@ type loaded struct {
 	sources diag.Sources
 }
 
-// load reads the project configs and org sources. It returns false, having
-// reported why, when a file cannot be read at all (exit 2).
-func load(files, orgFiles []string, io stdio) (*loaded, bool) {
+// load reads the project configs and the orgs: org sources (org.zon) or
+// org bundles compiled by chock compile --org-only, verified with verify
+// when it is set. It returns false, having reported why, when a file
+// cannot be read or an org bundle is refused (exit 2 or 1 as code says).
+func load(files, orgFiles []string, verify *compile.Key, io stdio) (*loaded, int, bool) {
 	l := &loaded{sources: diag.Sources{}}
 	for _, name := range orgFiles {
 		src, err := readInput(name, io)
 		if err != nil {
 			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-			return nil, false
+			return nil, exitUsage, false
 		}
 		shown := displayName(name)
+		if isGzip(src) {
+			o, err := compile.ReadOrgBundle(shown, bytes.NewReader(src), verify)
+			if err != nil {
+				fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+				return nil, exitFailed, false
+			}
+			l.orgs = append(l.orgs, o)
+			continue
+		}
+		if verify != nil {
+			fmt.Fprintf(io.err, "chock: %s is an org source, which carries no signature; --verification-key requires signed org bundles (chock compile --org-only)\n", shown)
+			return nil, exitFailed, false
+		}
 		l.sources[shown] = src
 		o, ds := config.LoadOrg(shown, src)
 		l.diags = append(l.diags, ds...)
@@ -40,7 +57,7 @@ func load(files, orgFiles []string, io stdio) (*loaded, bool) {
 		src, err := readInput(name, io)
 		if err != nil {
 			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-			return nil, false
+			return nil, exitUsage, false
 		}
 		shown := displayName(name)
 		l.sources[shown] = src
@@ -50,7 +67,24 @@ func load(files, orgFiles []string, io stdio) (*loaded, bool) {
 			l.configs = append(l.configs, c)
 		}
 	}
-	return l, true
+	return l, exitOK, true
+}
+
+// isGzip reports whether b starts with the gzip magic number.
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+// lintAll runs the checks on every loaded config (or on the orgs alone).
+func (l *loaded) lintAll() diag.List {
+	all := l.diags
+	if len(l.configs) == 0 && len(l.orgs) > 0 {
+		all = append(all, lint.Run(lint.Input{Orgs: l.orgs})...)
+	}
+	for _, c := range l.configs {
+		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.orgs})...)
+	}
+	all = dedupe(all)
+	all.Sort()
+	return all
 }
 
 // runLint implements `chock lint [--org FILE]... [--format F] [--strict] [FILE...]`.
@@ -76,19 +110,11 @@ func runLint(ctx context.Context, args []string, io stdio) int {
 	if len(files) == 0 {
 		files = []string{"chock.zon"}
 	}
-	l, ok := load(files, *orgs, io)
+	l, code, ok := load(files, *orgs, nil, io)
 	if !ok {
-		return exitUsage
+		return code
 	}
-	all := l.diags
-	if len(l.configs) == 0 && len(l.orgs) > 0 {
-		all = append(all, lint.Run(lint.Input{Orgs: l.orgs})...)
-	}
-	for _, c := range l.configs {
-		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.orgs})...)
-	}
-	all = dedupe(all)
-	all.Sort()
+	all := l.lintAll()
 	var err error
 	switch *format {
 	case "text":

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"testing"
 
@@ -24,5 +28,23 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"genkey": genkey,
+		},
 	})
+}
+
+// genkey PRIV PUB writes a fresh RSA key pair as PEM files.
+func genkey(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genkey PRIV PUB")
+	}
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	ts.Check(err)
+	priv := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	ts.Check(err)
+	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), priv, 0o600))
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), pub, 0o644))
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/diag"
+)
+
+// keyFlags are the signing and verification flags, named as opa build and
+// opa run name them.
+type keyFlags struct {
+	signingKey, signingAlg, signingKeyID string
+	verificationKey, verificationKeyID  string
+}
+
+func (k *keyFlags) addSigning(fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	fs.StringVar(&k.signingKey, "signing-key", "", "sign the bundle with this key file (PEM private key, or an HMAC secret)")
+	fs.StringVar(&k.signingAlg, "signing-alg", "RS256", "signing and verification algorithm (RS256, PS256, ES256, HS256, ...)")
+	fs.StringVar(&k.signingKeyID, "signing-key-id", compile.DefaultKeyID, "key id recorded in the signature")
+}
+
+func (k *keyFlags) addVerification(fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	fs.StringVar(&k.verificationKey, "verification-key", "", "require every --org to be an org bundle signed by this key (PEM public key, or an HMAC secret)")
+	fs.StringVar(&k.verificationKeyID, "verification-key-id", compile.DefaultKeyID, "key id of --verification-key")
+}
+
+// readKey reads a key file. The key's contents never appear in a message.
+func readKey(path, alg, id, what string) (*compile.Key, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s: %w", what, err)
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("the %s %s is empty", what, path)
+	}
+	return &compile.Key{Material: b, Alg: alg, ID: id}, nil
+}
+
+// runCompile implements `chock compile`.
+func runCompile(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("compile", io)
+	orgs := fs.StringArray("org", nil, "an org ceiling: an org source (org.zon) or an org bundle; repeatable")
+	out := fs.StringP("output", "o", "", "where to write: a .tar.gz bundle (default bundle.tar.gz, - for stdout) or, with --format rego, a folder (default rego)")
+	format := fs.String("format", "bundle", "bundle (an OPA .tar.gz bundle) or rego (modules and data in a folder, for review)")
+	orgOnly := fs.Bool("org-only", false, "compile one org source (the argument) into an org bundle for --org")
+	var keys keyFlags
+	keys.addSigning(fs)
+	keys.addVerification(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock compile [--org FILE]... [-o OUT] [--format bundle|rego] [--signing-key FILE] [--verification-key FILE] [CONFIG]")
+		fmt.Fprintln(io.err, "       chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *format != "bundle" && *format != "rego" {
+		fmt.Fprintf(io.err, "chock compile: unknown --format %q (want bundle or rego)\n", *format)
+		return exitUsage
+	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	if *orgOnly && (len(*orgs) > 0 || fs.NArg() != 1) {
+		fmt.Fprintln(io.err, "chock compile: --org-only takes exactly one org source and no --org")
+		return exitUsage
+	}
+	if *format == "rego" && keys.signingKey != "" {
+		fmt.Fprintln(io.err, "chock compile: --signing-key signs bundles; --format rego writes an unsigned folder")
+		return exitUsage
+	}
+	sign, err := readKey(keys.signingKey, keys.signingAlg, keys.signingKeyID, "signing key")
+	if err != nil {
+		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	verify, err := readKey(keys.verificationKey, keys.signingAlg, keys.verificationKeyID, "verification key")
+	if err != nil {
+		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+
+	var l *loaded
+	var code int
+	var ok bool
+	if *orgOnly {
+		l, code, ok = load(nil, fs.Args(), nil, io)
+	} else {
+		config := "chock.zon"
+		if fs.NArg() == 1 {
+			config = fs.Arg(0)
+		}
+		l, code, ok = load([]string{config}, *orgs, verify, io)
+	}
+	if !ok {
+		return code
+	}
+	// A file with lint errors does not compile.
+	if ds := l.lintAll(); ds.HasErrors() {
+		var errs diag.List
+		for _, d := range ds {
+			if d.Severity == diag.Error {
+				errs = append(errs, d)
+			}
+		}
+		diag.WriteText(io.err, errs, l.sources)
+		fmt.Fprintf(io.err, "chock compile: %d errors; nothing written (chock lint shows every finding)\n", len(errs))
+		return exitFailed
+	}
+	in := compile.Input{Orgs: l.orgs}
+	if !*orgOnly {
+		in.Config = l.configs[0]
+	}
+	res, err := compile.Compile(in)
+	if err != nil {
+		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	dest := *out
+	if *format == "rego" {
+		if dest == "" {
+			dest = "rego"
+		}
+		if err := res.WriteRego(dest); err != nil {
+			fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
+			return exitFailed
+		}
+		fmt.Fprintf(io.err, "wrote %s/ (revision %s)\n", dest, res.Revision[:16])
+		return exitOK
+	}
+	if dest == "" {
+		dest = "bundle.tar.gz"
+	}
+	var buf bytes.Buffer
+	if err := res.WriteBundle(&buf, sign); err != nil {
+		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	if dest == "-" {
+		if _, err := io.out.Write(buf.Bytes()); err != nil {
+			fmt.Fprintf(io.err, "chock compile: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	if err := writeFileAtomic(dest, buf.Bytes()); err != nil {
+		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	signed := ""
+	if sign != nil {
+		signed = ", signed"
+	}
+	fmt.Fprintf(io.err, "wrote %s (%s bundle, revision %s%s)\n", dest, res.Kind, res.Revision[:16], signed)
+	return exitOK
+}

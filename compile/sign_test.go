@@ -1,0 +1,164 @@
+package compile
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/chockhq/chock/compile/config"
+)
+
+func rsaKeys(t *testing.T) (priv, pub []byte) {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub = pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	return priv, pub
+}
+
+func orgBundle(t *testing.T, key *Key) []byte {
+	t.Helper()
+	o, ds := config.LoadOrg("org.zon", []byte(`.{ .name = "acme", .version = "1", .policy = .{ .default = .ask, .deny = .{"exec.path.curl"}, .rules = .{ .{ .action = "mcp.*", .decision = .allow, .why = "servers are fine" } } } }`))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	out, err := Compile(Input{Orgs: []*config.Org{o}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := out.WriteBundle(&buf, key); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// edit rewrites one file of a .tar.gz bundle.
+func edit(t *testing.T, tgz []byte, name string, f func([]byte) []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	tw := tar.NewWriter(zw)
+	found := false
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(tr)
+		if strings.TrimPrefix(h.Name, "/") == name {
+			edited := f(data)
+			if bytes.Equal(edited, data) {
+				t.Fatalf("the edit of %s changed nothing", name)
+			}
+			data, found = edited, true
+		}
+		h.Size = int64(len(data))
+		tw.WriteHeader(h)
+		tw.Write(data)
+	}
+	tw.Close()
+	zw.Close()
+	if !found {
+		t.Fatalf("no %s in the bundle", name)
+	}
+	return out.Bytes()
+}
+
+func TestOrgBundleRoundTrip(t *testing.T) {
+	priv, pub := rsaKeys(t)
+	signed := orgBundle(t, &Key{Material: priv})
+	org, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), &Key{Material: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if org.Name.Value != "acme" || org.Version.Value != "1" || org.Policy.Default != config.Ask || !org.Policy.DefaultSet || len(org.Policy.Rules) != 2 {
+		t.Fatalf("org read back wrong: %+v", org)
+	}
+	r := org.Policy.Rules[1]
+	if r.Pattern.String() != "mcp.*" || r.Decision != config.Allow || r.Why.Value != "servers are fine" || r.Span.File != "org.zon" || r.Span.Start.Line != 1 {
+		t.Errorf("rule read back wrong: %+v", r)
+	}
+	// Without a verification key the bundle is read unverified.
+	if _, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), nil); err != nil {
+		t.Fatal(err)
+	}
+	// A project bundle is not an org bundle.
+	c, _ := config.Load("chock.zon", []byte(".{}"))
+	out, _ := Compile(Input{Config: c})
+	var buf bytes.Buffer
+	out.WriteBundle(&buf, nil)
+	if _, err := ReadOrgBundle("p.tar.gz", &buf, nil); !errors.Is(err, ErrNotOrgBundle) {
+		t.Errorf("project bundle as org: %v", err)
+	}
+}
+
+// TestSignatureRefusals: each way a signature can fail refuses the bundle.
+func TestSignatureRefusals(t *testing.T) {
+	priv, pub := rsaKeys(t)
+	_, otherPub := rsaKeys(t)
+	signed := orgBundle(t, &Key{Material: priv})
+	cases := []struct {
+		name   string
+		bundle []byte
+		key    []byte
+		want   string
+	}{
+		{"unsigned with a key required", orgBundle(t, nil), pub, "missing .signatures.json"},
+		{"wrong key", signed, otherPub, "verification error"},
+		{"edited data.json", edit(t, signed, "data.json", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"deny"`), []byte(`"allow"`), 1)
+		}), pub, "digest mismatch"},
+		{"edited module", edit(t, signed, "chock/layer/org1.rego", func(b []byte) []byte {
+			return append(b, []byte("\nextra := 1\n")...)
+		}), pub, "digest mismatch"},
+		{"edited manifest", edit(t, signed, ".manifest", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"revision":"`), []byte(`"revision":"x`), 1)
+		}), pub, "digest mismatch"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(c.bundle), &Key{Material: c.key})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want an error with %q, got %v", c.want, err)
+			}
+			if !strings.Contains(err.Error(), "signature check failed") {
+				t.Errorf("error does not say it is a signature failure: %v", err)
+			}
+		})
+	}
+}
+
+func TestHMACSigningIsDeterministic(t *testing.T) {
+	key := &Key{Material: []byte("a shared secret"), Alg: "HS256"}
+	a, b := orgBundle(t, key), orgBundle(t, key)
+	if !bytes.Equal(a, b) {
+		t.Fatal("two signed compilations differ")
+	}
+	if _, err := ReadOrgBundle("x", bytes.NewReader(a), key); err != nil {
+		t.Fatal(err)
+	}
+}
