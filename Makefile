@@ -17,12 +17,13 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Benchmarks, then the ratios the issues name (ZON parse vs encoding/json).
+# Benchmarks, then the ratios the issues name: ZON parse vs encoding/json,
+# and one decision at 10,000 rules vs 10 rules (OPA and the native matcher).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/... | tee bench.out
-	@awk '/^BenchmarkParse\// { split($$1, n, "/"); sub(/-[0-9]+$$/, "", n[2]); for (i = 1; i <= NF; i++) if ($$(i+1) == "MB/s") zon[n[2]] = $$i } \
-	     /^BenchmarkJSONDecode\// { split($$1, n, "/"); sub(/-[0-9]+$$/, "", n[2]); for (i = 1; i <= NF; i++) if ($$(i+1) == "MB/s") js[n[2]] = $$i } \
-	     END { for (k in zon) printf "ratio ZON/JSON %-70s %.2f (%s vs %s MB/s)\n", k, zon[k] / js[k], zon[k], js[k] }' bench.out
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/lint/ | tee bench.out
+	$(GO) test -run '^$$' -bench 'Decision' -benchmem -benchtime $(BENCHTIME) ./compile/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'CompilePrepare' -benchmem -benchtime 3x ./compile/ | tee -a bench.out
+	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out
 
 # A short run of every fuzz target (FUZZTIME each).

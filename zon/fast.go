@@ -18,8 +18,11 @@ import (
 type fastParser struct {
 	file string
 	src  string
-	toks []rawTok
-	i    int
+	// The scanner is pulled lazily; buf holds the tokens peeked at.
+	sc    scanner
+	buf   [4]rawTok
+	nbuf  int
+	depth int
 	// slab hands out Values in blocks to cut allocations.
 	slab []Value
 }
@@ -47,31 +50,56 @@ func (p *fastParser) isPunct(t rawTok, s string) bool {
 	return t.typ == tokPunct && p.src[t.start:t.end] == s
 }
 
-// fastParse parses a well-formed document, or reports ok == false.
-func fastParse(file, src string, toks []rawTok) (v *Value, ok bool) {
-	// Two spare EOFs make look-ahead past the end safe.
-	toks = append(toks, toks[len(toks)-1], toks[len(toks)-1])
-	p := &fastParser{file: file, src: src, toks: toks}
-	v, ok = p.value()
-	if !ok || p.toks[p.i].typ != lexer.EOF {
-		return nil, false
+// fastParse parses a well-formed document, or reports ok == false. It
+// returns the comments it met.
+func fastParse(file, src string) (v *Value, comments []Comment, ok bool) {
+	p := &fastParser{file: file, src: src, sc: scanner{src: src, line: 1}}
+	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+		p.sc.pos = 3
 	}
-	return v, true
+	v, ok = p.value()
+	if !ok || p.peek(0).typ != lexer.EOF {
+		return nil, nil, false
+	}
+	// Collect the comments after the value.
+	for p.sc.pos < len(src) {
+		if t, _ := p.sc.next(); t.typ != lexer.EOF {
+			return nil, nil, false
+		}
+	}
+	return v, p.sc.comments, true
+}
+
+// peek returns the token k ahead (k < 4); past the end, EOF.
+func (p *fastParser) peek(k int) rawTok {
+	for p.nbuf <= k {
+		t, _ := p.sc.next()
+		p.buf[p.nbuf] = t
+		p.nbuf++
+	}
+	return p.buf[k]
+}
+
+// advance drops n peeked tokens.
+func (p *fastParser) advance(n int) {
+	p.peek(n - 1)
+	copy(p.buf[:], p.buf[n:p.nbuf])
+	p.nbuf -= n
 }
 
 func (p *fastParser) value() (*Value, bool) {
-	t := p.toks[p.i]
+	t := p.peek(0)
 	switch t.typ {
 	case tokPunct:
 		switch p.src[t.start:t.end] {
 		case ".":
-			n := p.toks[p.i+1]
+			n := p.peek(1)
 			if n.typ == tokIdent || n.typ == tokQuotedIdent {
 				name, ok := p.name(n)
 				if !ok {
 					return nil, false
 				}
-				p.i += 2
+				p.advance(2)
 				v := p.newValue(KindEnum)
 				v.Str = name
 				v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(n)}
@@ -82,11 +110,11 @@ func (p *fastParser) value() (*Value, bool) {
 			}
 			return nil, false
 		case "-":
-			n := p.toks[p.i+1]
+			n := p.peek(1)
 			var v *Value
 			switch {
 			case n.typ == tokNumber:
-				p.i++
+				p.advance(1)
 				var ok bool
 				if v, ok = p.number(n); !ok {
 					return nil, false
@@ -105,7 +133,7 @@ func (p *fastParser) value() (*Value, bool) {
 					v.Int = -v.Int
 				}
 			case n.typ == tokIdent && p.src[n.start:n.end] == "inf":
-				p.i += 2
+				p.advance(2)
 				v = p.newValue(KindFloat)
 				v.Float = math.Inf(-1)
 				v.Span.End = p.endPos(n)
@@ -122,7 +150,7 @@ func (p *fastParser) value() (*Value, bool) {
 		if lerr != nil {
 			return nil, false
 		}
-		p.i++
+		p.advance(1)
 		v := p.newValue(KindString)
 		v.Str = s
 		v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(t)}
@@ -130,7 +158,7 @@ func (p *fastParser) value() (*Value, bool) {
 	case tokMLString:
 		return p.multiline()
 	case tokNumber:
-		p.i++
+		p.advance(1)
 		v, ok := p.number(t)
 		if !ok {
 			return nil, false
@@ -143,7 +171,7 @@ func (p *fastParser) value() (*Value, bool) {
 		if lerr != nil {
 			return nil, false
 		}
-		p.i++
+		p.advance(1)
 		v := p.newValue(KindChar)
 		v.Int = int64(r)
 		v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(t)}
@@ -165,7 +193,7 @@ func (p *fastParser) value() (*Value, bool) {
 		default:
 			return nil, false
 		}
-		p.i++
+		p.advance(1)
 		v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(t)}
 		return v, p.plainEnd()
 	}
@@ -176,7 +204,7 @@ func (p *fastParser) value() (*Value, bool) {
 // expression (an operator, a suffix or an initializer), which only the
 // full parser can judge.
 func (p *fastParser) plainEnd() bool {
-	t := p.toks[p.i]
+	t := p.peek(0)
 	switch t.typ {
 	case lexer.EOF:
 		return true
@@ -205,11 +233,11 @@ func (p *fastParser) number(t rawTok) (*Value, bool) {
 }
 
 func (p *fastParser) multiline() (*Value, bool) {
-	first := p.toks[p.i]
+	first := p.peek(0)
 	var buf []byte
 	var last rawTok
-	for n := 0; p.toks[p.i].typ == tokMLString; n++ {
-		t := p.toks[p.i]
+	for n := 0; p.peek(0).typ == tokMLString; n++ {
+		t := p.peek(0)
 		line := p.src[t.start+2 : t.end]
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
@@ -219,7 +247,7 @@ func (p *fastParser) multiline() (*Value, bool) {
 		}
 		buf = append(buf, line...)
 		last = t
-		p.i++
+		p.advance(1)
 	}
 	v := p.newValue(KindString)
 	v.Multiline = true
@@ -251,17 +279,22 @@ func (p *fastParser) name(t rawTok) (string, bool) {
 	return dec, true
 }
 
-// initList parses .{ ... } with p.i at the dot.
+// initList parses .{ ... } with the dot next.
 func (p *fastParser) initList(dot rawTok) (*Value, bool) {
-	p.i += 2 // . {
-	t := p.toks[p.i]
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > MaxDepth {
+		return nil, false // the full parser reports it
+	}
+	p.advance(2) // . {
+	t := p.peek(0)
 	if p.isPunct(t, "}") {
-		p.i++
+		p.advance(1)
 		v := p.newValue(KindEmpty)
 		v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
 		return v, p.plainEnd()
 	}
-	n1, n2 := p.toks[p.i+1], p.toks[p.i+2]
+	n1, n2 := p.peek(1), p.peek(2)
 	if p.isPunct(t, ".") && (n1.typ == tokIdent || n1.typ == tokQuotedIdent) && p.isPunct(n2, "=") {
 		return p.structBody(dot)
 	}
@@ -272,15 +305,15 @@ func (p *fastParser) initList(dot rawTok) (*Value, bool) {
 			return nil, false
 		}
 		v.Elems = append(v.Elems, e)
-		t = p.toks[p.i]
+		t = p.peek(0)
 		if p.isPunct(t, ",") {
-			p.i++
-			t = p.toks[p.i]
+			p.advance(1)
+			t = p.peek(0)
 		} else if !p.isPunct(t, "}") {
 			return nil, false
 		}
 		if p.isPunct(t, "}") {
-			p.i++
+			p.advance(1)
 			v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
 			return v, p.plainEnd()
 		}
@@ -291,7 +324,7 @@ func (p *fastParser) structBody(dot rawTok) (*Value, bool) {
 	v := p.newValue(KindStruct)
 	var seen map[string]struct{}
 	for {
-		t, n1, n2 := p.toks[p.i], p.toks[p.i+1], p.toks[p.i+2]
+		t, n1, n2 := p.peek(0), p.peek(1), p.peek(2)
 		if !p.isPunct(t, ".") || (n1.typ != tokIdent && n1.typ != tokQuotedIdent) || !p.isPunct(n2, "=") {
 			return nil, false
 		}
@@ -319,7 +352,7 @@ func (p *fastParser) structBody(dot rawTok) (*Value, bool) {
 				seen[name] = struct{}{}
 			}
 		}
-		p.i += 3
+		p.advance(3)
 		fv, ok := p.value()
 		if !ok {
 			return nil, false
@@ -329,15 +362,15 @@ func (p *fastParser) structBody(dot rawTok) (*Value, bool) {
 			NameSpan: diag.Span{File: p.file, Start: p.pos(n1), End: p.endPos(n1)},
 			Value:    fv,
 		})
-		t = p.toks[p.i]
+		t = p.peek(0)
 		if p.isPunct(t, ",") {
-			p.i++
-			t = p.toks[p.i]
+			p.advance(1)
+			t = p.peek(0)
 		} else if !p.isPunct(t, "}") {
 			return nil, false
 		}
 		if p.isPunct(t, "}") {
-			p.i++
+			p.advance(1)
 			v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
 			return v, p.plainEnd()
 		}

@@ -50,12 +50,7 @@ func ParseDocument(filename string, src []byte) (doc *Document, err error) {
 			}
 		}
 	}()
-	text := string(src)
-	raw, comments := scanAll(text)
-	if err := checkDepth(filename, text, raw); err != nil {
-		return nil, err
-	}
-	if v, ok := fastParse(filename, text, raw); ok {
+	if v, comments, ok := fastParse(filename, string(src)); ok {
 		return &Document{File: filename, Src: src, Value: v, Comments: comments}, nil
 	}
 	return parseSlow(filename, src)
@@ -64,6 +59,9 @@ func ParseDocument(filename string, src []byte) (doc *Document, err error) {
 // parseSlow runs the participle grammar and the ZON checks. It is the
 // reference the fast path is tested against, and the path that words errors.
 func parseSlow(filename string, src []byte) (*Document, error) {
+	if err := checkDepth(filename, src); err != nil {
+		return nil, err
+	}
 	toks, comments := tokenize(filename, src)
 	g := newGen(filename, src)
 	plex, lerr := lexer.Upgrade(&sliceLexer{toks: toks})
@@ -88,7 +86,9 @@ const MaxDepth = 1000
 // CodeTooDeep is the diagnostic code for nesting past MaxDepth.
 const CodeTooDeep = "zon-too-deep"
 
-func checkDepth(filename, text string, toks []rawTok) error {
+func checkDepth(filename string, src []byte) error {
+	text := string(src)
+	toks, _ := scanAll(text)
 	depth := 0
 	for _, t := range toks {
 		if t.typ != tokPunct {
