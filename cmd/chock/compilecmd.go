@@ -14,7 +14,7 @@ import (
 // opa run name them.
 type keyFlags struct {
 	signingKey, signingAlg, signingKeyID string
-	verificationKey, verificationKeyID  string
+	verificationKey, verificationKeyID   string
 }
 
 func (k *keyFlags) addSigning(fs interface {
