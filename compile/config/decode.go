@@ -307,7 +307,7 @@ func (d *decoder) decision(v *zon.Value, what string) (Decision, bool) {
 }
 
 func (d *decoder) policy(v *zon.Value) Policy {
-	p := Policy{Span: v.Span}
+	p := Policy{Span: v.Span, Present: true}
 	for _, f := range d.fields(v, ".policy", []string{"default", "allow", "ask", "deny", "rules"}) {
 		switch f.Name {
 		case "default":
@@ -316,6 +316,9 @@ func (d *decoder) policy(v *zon.Value) Policy {
 			}
 		case "allow", "ask", "deny":
 			dec, _ := ParseDecision(f.Name)
+			if f.Name == "allow" && (f.Value.Kind == zon.KindTuple || f.Value.Kind == zon.KindEmpty) {
+				p.AllowSpan, p.HasAllow = f.Value.Span, true
+			}
 			for _, e := range d.list(f.Value, ".policy."+f.Name) {
 				t, ok := d.text(e, "an entry of .policy."+f.Name)
 				if !ok {

@@ -91,6 +91,9 @@ var bindNames = []string{"env", "file", "header"}
 // String returns "env", "file" or "header".
 func (b Bind) String() string { return bindNames[b] }
 
+// MarshalText writes the bind's name.
+func (b Bind) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
 // Store is where credential values live.
 type Store int
 
@@ -144,6 +147,11 @@ type Policy struct {
 	// Rules holds every rule in source order: the .allow, .ask and .deny
 	// lists and the .rules entries.
 	Rules []*Rule
+	// Present says whether the file has a .policy block; AllowSpan is the
+	// .allow list's value (zero when there is none). Hints edit there.
+	Present   bool
+	AllowSpan diag.Span
+	HasAllow  bool
 }
 
 // Rule is one pattern with its decision.

@@ -1,0 +1,297 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+)
+
+func build(t testing.TB, project string, orgs ...string) (*Engine, *config.Config) {
+	t.Helper()
+	c, ds := config.Load("chock.zon", []byte(project))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	in := compile.Input{Config: c}
+	for i, o := range orgs {
+		org, ds := config.LoadOrg(fmt.Sprintf("org%d.zon", i+1), []byte(o))
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		in.Orgs = append(in.Orgs, org)
+	}
+	out, err := compile.Compile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, c
+}
+
+// The seeds' own examples (000, 001) and SPEC §5–6.
+const seedProject = `.{
+    .policy = .{
+        .allow = .{ "secret.use.*", "exec.path.gh", "secret.use.GITHUB_TOKEN" },
+        .ask = .{"secret.use.DEPLOY_KEY"},
+        .deny = .{"exec.path.curl"},
+        .rules = .{
+            .{ .action = "mcp.notion.host.com.notion.*", .decision = .allow, .why = "the docs team's workspace" },
+            .{ .action = "mcp.probe.host.com.probe.*", .decision = .ask },
+        },
+    },
+    .secrets = .{
+        .{ .name = "GITHUB_TOKEN", .to = "exec.path.gh" },
+        .{ .name = "NOTION_TOKEN", .to = "mcp.notion.*", .bind = "header" },
+        .{ .name = "KEY", .to = "mcp.probe.*", .bind = "header", .as = "X-Api-Key" },
+    },
+    .mcp_servers = .{
+        .{ .name = "notion", .url = "https://mcp.notion.com/mcp" },
+        .{ .name = "probe", .url = "https://mcp.probe.com/mcp" },
+    },
+}`
+
+const seedOrg = `.{ .name = "acme", .policy = .{ .deny = .{"exec.path.gh"} } }`
+
+func TestSeedDecisions(t *testing.T) {
+	e, _ := build(t, seedProject, seedOrg)
+	ctx := context.Background()
+	tests := []struct {
+		action  string
+		phase   config.Phase
+		want    config.Decision
+		rule    string
+		capped  string
+		refusal bool
+	}{
+		// The host rule alone gets a server to start (seed 000).
+		{"mcp.notion.host.com.notion.mcp", config.Start, config.Allow, "mcp.notion.host.com.notion.*", "", false},
+		// ask at start reads as refused, and says which rule (seed 000).
+		{"mcp.probe.host.com.probe.mcp", config.Start, config.Deny, "mcp.probe.host.com.probe.*", "", true},
+		// A tool rule is needed on top of the host rule.
+		{"mcp.notion.tool.search", config.Loop, config.Deny, "", "", false},
+		// secret.use.DEPLOY_KEY is asked while secret.use.* is allowed (seed 001).
+		{"secret.use.DEPLOY_KEY", config.Loop, config.Ask, "secret.use.DEPLOY_KEY", "", false},
+		{"secret.use.OTHER", config.Loop, config.Allow, "secret.use.*", "", false},
+		// Only allow gives a server a secret at start (seed 001).
+		{"secret.use.DEPLOY_KEY", config.Start, config.Deny, "secret.use.DEPLOY_KEY", "", true},
+		// An org ceiling caps a project allow.
+		{"exec.path.gh", config.Loop, config.Deny, "exec.path.gh", "acme", false},
+		{"exec.path.curl", config.Loop, config.Deny, "exec.path.curl", "", false},
+	}
+	for _, tt := range tests {
+		d, err := e.Decide(ctx, tt.action, tt.phase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule := ""
+		if d.Layers[0].Rule != nil {
+			rule = d.Layers[0].Rule.Pattern
+		}
+		capped := ""
+		if d.CappedBy != nil {
+			capped = *d.CappedBy
+		}
+		if d.Decision != tt.want || rule != tt.rule || capped != tt.capped || d.StartRefusal != tt.refusal {
+			t.Errorf("%s at %v: %v by %q capped %q refusal %v; want %v by %q capped %q refusal %v",
+				tt.action, tt.phase, d.Decision, rule, capped, d.StartRefusal, tt.want, tt.rule, tt.capped, tt.refusal)
+		}
+	}
+	d, _ := e.Decide(ctx, "mcp.notion.host.com.notion.mcp", config.Start)
+	if r := d.Layers[0].Rule; r == nil || r.Why != "the docs team's workspace" || r.File != "chock.zon" || r.Line != 7 || r.Col != 26 {
+		t.Errorf("provenance: %+v", r)
+	}
+	bad, err := e.Decide(ctx, "exec..gh", config.Loop)
+	if err != nil || bad.Decision != config.Deny || bad.Error == "" {
+		t.Errorf("malformed action: %+v %v", bad, err)
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	e, _ := build(t, seedProject)
+	ctx := context.Background()
+	s, err := e.Secrets(ctx, Target{Action: "exec.path.gh"})
+	if err != nil || len(s) != 1 || s[0].Name != "GITHUB_TOKEN" || s[0].Bind != config.BindEnv || s[0].As != "GITHUB_TOKEN" {
+		t.Fatalf("gh: %+v %v", s, err)
+	}
+	s, err = e.Secrets(ctx, Target{Server: "probe"})
+	if err != nil || len(s) != 1 || s[0].As != "X-Api-Key" || s[0].Bind != config.BindHeader || s[0].Line != 14 {
+		t.Fatalf("probe: %+v %v", s, err)
+	}
+	s, _ = e.Secrets(ctx, Target{Server: "notion"})
+	if len(s) != 1 || s[0].As != "Authorization" {
+		t.Fatalf("notion: %+v", s)
+	}
+	if _, err := e.Secrets(ctx, Target{}); err == nil {
+		t.Error("an empty target must be an error")
+	}
+}
+
+// TestHotSwap decides from many goroutines while the policy is swapped;
+// every decision comes whole from one policy or the other. Run with -race.
+func TestHotSwap(t *testing.T) {
+	allow, _ := build(t, `.{ .policy = .{ .allow = .{"exec.path.gh"} } }`)
+	deny, _ := build(t, `.{ .policy = .{ .deny = .{"exec.path.gh"} } }`)
+	denyBundle := deny.cur.Load()
+	allowBundle := allow.cur.Load()
+	e := &Engine{}
+	e.cur.Store(allowBundle)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Layers[0].Rule == nil || d.Layers[0].Rule.Decision != d.Decision {
+					t.Errorf("a torn decision: %+v", d)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 200; i++ {
+		if i%2 == 0 {
+			e.cur.Store(denyBundle)
+		} else {
+			e.cur.Store(allowBundle)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	// Swap through the API too, and refuse a bundle that is not chock's.
+	out, _ := compile.Compile(compile.Input{Config: mustConfig(t, `.{ .policy = .{ .default = .allow } }`)})
+	b, _ := out.Bundle(nil)
+	if err := e.Swap(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := e.Decide(ctx, "exec.path.x", config.Loop); d.Decision != config.Allow {
+		t.Errorf("after Swap: %v", d.Decision)
+	}
+	b.Data = map[string]any{}
+	if err := e.Swap(ctx, b); err == nil || e.Revision() != out.Revision {
+		t.Errorf("a foreign bundle must be refused and change nothing: %v", err)
+	}
+}
+
+func mustConfig(t testing.TB, src string) *config.Config {
+	c, ds := config.Load("chock.zon", []byte(src))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	return c
+}
+
+// TestHintsApply: for refused actions, applying the hint's edits to the
+// file and compiling again makes the action allowed.
+func TestHintsApply(t *testing.T) {
+	projects := []string{
+		seedProject,
+		`.{}`,
+		`.{ .theme = .dark }`,
+		`.{ .policy = .{} }`,
+		`.{ .policy = .{ .deny = .{"exec.*"} } }`,
+		`.{ .policy = .{ .allow = .{}, .deny = .{ "exec.path.a", "exec.path.b" } } }`,
+		`.{ .policy = .{ .rules = .{ .{ .action = "exec.path.a", .decision = .ask, .why = "x" } } } }`,
+		".{\n    .policy = .{\n        .allow = .{\n            \"exec.path.z\",\n        },\n        .deny = .{\"exec.path.b\"},\n    },\n}\n",
+	}
+	actions := []string{"exec.path.a", "exec.path.b", "exec.path.curl", "secret.use.DEPLOY_KEY", "mcp.probe.host.com.probe.mcp", "mcp.notion.tool.search", "net.fetch.com.example"}
+	ctx := context.Background()
+	for pi, project := range projects {
+		e, cfg := build(t, project)
+		for _, a := range actions {
+			for _, phase := range []config.Phase{config.Loop, config.Start} {
+				d, err := e.Decide(ctx, a, phase)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Decision == config.Allow {
+					continue
+				}
+				x := Explain(d, cfg)
+				if x.Hint == nil || !x.Hint.ProjectCan || len(x.Hint.Edits) == 0 {
+					t.Fatalf("project %d, %s: no applicable hint: %+v", pi, a, x.Hint)
+				}
+				fixed := string(Apply([]byte(project), x.Hint.Edits))
+				e2, _ := build(t, fixed)
+				d2, err := e2.Decide(ctx, a, phase)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d2.Decision != config.Allow {
+					t.Fatalf("project %d, %s at %v: after the hint (%s) it is %v\n%s", pi, a, phase, x.Hint.Text, d2.Decision, fixed)
+				}
+			}
+		}
+	}
+}
+
+func TestHintNamesTheOrg(t *testing.T) {
+	e, cfg := build(t, seedProject, seedOrg)
+	d, _ := e.Decide(context.Background(), "exec.path.gh", config.Loop)
+	x := Explain(d, cfg)
+	if x.Hint == nil || x.Hint.ProjectCan || x.Hint.Org == nil || x.Hint.Org.File != "org1.zon" || x.Hint.Org.Rule != "exec.path.gh" || x.Hint.Org.Line != 1 {
+		t.Fatalf("hint: %+v", x.Hint)
+	}
+	if !strings.Contains(x.Hint.Text, `the org ceiling "acme" forbids it`) {
+		t.Errorf("text: %s", x.Hint.Text)
+	}
+}
+
+func TestStartNote(t *testing.T) {
+	e, cfg := build(t, seedProject)
+	d, _ := e.Decide(context.Background(), "secret.use.DEPLOY_KEY", config.Start)
+	x := Explain(d, cfg)
+	if !strings.Contains(x.StartNote, `"secret.use.DEPLOY_KEY" at chock.zon:4:18`) {
+		t.Errorf("start note: %q", x.StartNote)
+	}
+}
+
+// BenchmarkEngineDecide measures decisions through the Engine on one core
+// and on all of them.
+func BenchmarkEngineDecide(b *testing.B) {
+	e, _ := build(b, seedProject, seedOrg)
+	acts := []string{"exec.path.gh", "secret.use.DEPLOY_KEY", "mcp.notion.host.com.notion.mcp", "mcp.notion.tool.search", "net.fetch.com.x"}
+	ctx := context.Background()
+	b.Run("serial", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if _, err := e.Decide(ctx, acts[i%len(acts)], config.Loop); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				if _, err := e.Decide(ctx, acts[i%len(acts)], config.Loop); err != nil {
+					b.Error(err)
+					return
+				}
+				i++
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+}

@@ -1,0 +1,305 @@
+package eval
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
+)
+
+// Resolution is the resolution rule in one sentence.
+const Resolution = "In each layer the most specific matching rule decides (on identical patterns deny beats ask beats allow), " +
+	"else the layer's default; the result is the most restrictive of the project and every org ceiling; " +
+	"at start, when nobody can be asked, ask reads as deny."
+
+// Explanation is a decision made readable: why each layer decided as it
+// did, which one capped the result, and what would permit the action.
+type Explanation struct {
+	Decision   *Decision `json:"decision"`
+	Resolution string    `json:"resolution"`
+	// StartNote says, at start, that an ask read as refused and which rule did it.
+	StartNote string `json:"start_note,omitempty"`
+	Hint      *Hint  `json:"hint,omitempty"`
+}
+
+// Edit is one change to a source file: replace bytes [Offset, Offset+Length)
+// with Insert. Line and Col locate Offset for people.
+type Edit struct {
+	File   string `json:"file"`
+	Offset int    `json:"offset"`
+	Line   int    `json:"line"`
+	Col    int    `json:"col"`
+	Length int    `json:"length"`
+	Insert string `json:"insert"`
+}
+
+// Hint says what would permit a refused (or asked) action: the smallest
+// edit where the project can make it, or the org file and rule that forbid
+// it where it cannot.
+type Hint struct {
+	Text string `json:"text"`
+	// ProjectCan is true when the project can permit it; Edits are then the
+	// change to make (empty when the configuration file was not given).
+	ProjectCan bool   `json:"project_can"`
+	Edits      []Edit `json:"edits,omitempty"`
+	// Org names the ceiling that forbids it, when the project cannot.
+	Org *OrgBlock `json:"org,omitempty"`
+}
+
+// OrgBlock is the org rule (or default) that forbids an action.
+type OrgBlock struct {
+	Name     string          `json:"name"`
+	File     string          `json:"file"`
+	Line     int             `json:"line,omitempty"`
+	Col      int             `json:"col,omitempty"`
+	Rule     string          `json:"rule,omitempty"` // the pattern; "" when its default decided
+	Decision config.Decision `json:"decision"`
+}
+
+// Explain explains a decision. cfg, when given, is the project's
+// configuration, which lets the hint be a concrete edit with a position.
+func Explain(d *Decision, cfg *config.Config) *Explanation {
+	x := &Explanation{Decision: d, Resolution: Resolution}
+	if d.StartRefusal {
+		for _, l := range d.Layers {
+			if l.Decision == config.Ask {
+				what := "its default"
+				if l.Rule != nil {
+					what = fmt.Sprintf("%q at %s:%d:%d", l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+				}
+				x.StartNote = fmt.Sprintf("at start nobody can be asked, so the %s layer's ask (%s) reads as refused", layerName(l), what)
+				break
+			}
+		}
+	}
+	if d.Decision != config.Allow {
+		x.Hint = hint(d, cfg)
+	}
+	return x
+}
+
+func layerName(l Layer) string {
+	if l.Layer == "project" {
+		return "project"
+	}
+	return fmt.Sprintf("org %q", l.Name)
+}
+
+func hint(d *Decision, cfg *config.Config) *Hint {
+	if d.Error != "" {
+		return &Hint{Text: "the action name is malformed: " + d.Error}
+	}
+	// An org that refuses cannot be overridden by the project.
+	for _, l := range d.Layers[1:] {
+		if l.Layer != "org" || l.Decision == config.Allow {
+			continue
+		}
+		ob := &OrgBlock{Name: l.Name, Decision: l.Decision}
+		var text string
+		if l.Rule != nil {
+			ob.File, ob.Line, ob.Col, ob.Rule = l.Rule.File, l.Rule.Line, l.Rule.Col, l.Rule.Pattern
+			text = fmt.Sprintf("the org ceiling %q forbids it: %q is %s at %s:%d:%d", l.Name, l.Rule.Pattern, l.Decision, l.Rule.File, l.Rule.Line, l.Rule.Col)
+		} else {
+			text = fmt.Sprintf("the org ceiling %q forbids it: its default is %s", l.Name, l.Decision)
+		}
+		if l.Decision == config.Ask {
+			text += " (ask, which reads as refused at start)"
+		}
+		text += "; the project cannot widen an org ceiling, so only the org's owners can permit it"
+		return &Hint{Text: text, Org: ob}
+	}
+	project := d.Layers[0]
+	h := &Hint{ProjectCan: true}
+	lit := strconv.Quote(d.Action)
+	if project.Rule != nil && project.Rule.Pattern == d.Action {
+		// The deciding rule names the action itself: nothing is more
+		// specific, so that rule must change.
+		h.Text = fmt.Sprintf("change the rule %q at %s:%d:%d from %s to allow", project.Rule.Pattern, project.Rule.File, project.Rule.Line, project.Rule.Col, project.Rule.Decision)
+		if cfg != nil {
+			h.Edits = changeRule(cfg, d.Action)
+		}
+		return h
+	}
+	where := "in " + fileOf(cfg, project)
+	if cfg != nil {
+		h.Edits = addAllow(cfg, d.Action)
+		if len(h.Edits) == 1 {
+			where = fmt.Sprintf("at %s:%d:%d", h.Edits[0].File, h.Edits[0].Line, h.Edits[0].Col)
+		}
+	}
+	h.Text = fmt.Sprintf("add %s to .policy.allow %s: a rule naming the action outranks every wildcard", lit, where)
+	return h
+}
+
+func fileOf(cfg *config.Config, project Layer) string {
+	if cfg != nil {
+		return cfg.File
+	}
+	if project.Rule != nil {
+		return project.Rule.File
+	}
+	return "chock.zon"
+}
+
+func editAt(file string, p diag.Pos, length int, insert string) Edit {
+	return Edit{File: file, Offset: p.Offset, Line: p.Line, Col: p.Col, Length: length, Insert: insert}
+}
+
+// addAllow inserts the action into .policy.allow, creating the list or the
+// policy block as needed.
+func addAllow(cfg *config.Config, act string) []Edit {
+	lit := strconv.Quote(act)
+	p := &cfg.Policy
+	switch {
+	case p.HasAllow && p.AllowSpan.End.Offset-p.AllowSpan.Start.Offset > 0:
+		return []Edit{insertIntoList(cfg.File, p.AllowSpan, lit)}
+	case p.Present:
+		return []Edit{insertIntoList(cfg.File, p.Span, ".allow = .{"+lit+"}")}
+	default:
+		return []Edit{insertIntoList(cfg.File, cfg.Span, ".policy = .{ .allow = .{"+lit+"} }")}
+	}
+}
+
+// insertIntoList puts item first in the container whose span is s: after
+// its ".{", followed by ", " unless the container is empty.
+func insertIntoList(file string, s diag.Span, item string) Edit {
+	// The container is ".{" ... "}": find the "{" (white space or comments
+	// may sit between the dot and the brace, so use the span's end for the
+	// empty case and the start for the rest).
+	width := s.End.Offset - s.Start.Offset
+	if width <= 4 { // .{} or .{ }, possibly with a space
+		return editAt(file, s.Start, width, ".{ "+item+" }")
+	}
+	p := s.Start
+	p.Offset += 2
+	p.Col += 2
+	return editAt(file, p, 0, item+", ")
+}
+
+// changeRule turns the rule naming act itself into an allow: in .rules its
+// .decision is replaced; in a list the entry moves to .policy.allow.
+func changeRule(cfg *config.Config, act string) []Edit {
+	var edits []Edit
+	for _, r := range cfg.Policy.Rules {
+		if r.Pattern.String() != act || r.Decision == config.Allow {
+			continue
+		}
+		if r.From == "rules" {
+			edits = append(edits, editAt(cfg.File, r.DecisionSpan.Start, r.DecisionSpan.End.Offset-r.DecisionSpan.Start.Offset, ".allow"))
+			continue
+		}
+		// Remove the entry from its list; Apply takes a following comma too.
+		edits = append(edits, editAt(cfg.File, r.Span.Start, r.Span.End.Offset-r.Span.Start.Offset, ""))
+	}
+	// An identical allow rule may already be there; if not, add one.
+	for _, r := range cfg.Policy.Rules {
+		if r.Pattern.String() == act && r.Decision == config.Allow {
+			return edits
+		}
+	}
+	for _, e := range edits {
+		if e.Insert == ".allow" {
+			return edits
+		}
+	}
+	return append(edits, addAllow(cfg, act)...)
+}
+
+// Apply makes edits to src (all in one file), last first so that offsets
+// stay valid. A removed list entry takes its following comma with it.
+func Apply(src []byte, edits []Edit) []byte {
+	sorted := append([]Edit(nil), edits...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Offset > sorted[j].Offset })
+	out := append([]byte(nil), src...)
+	for _, e := range sorted {
+		end := e.Offset + e.Length
+		if end > len(out) || e.Offset < 0 {
+			continue
+		}
+		if e.Insert == "" && e.Length > 0 {
+			// Swallow a comma and the space after it, so the list stays valid.
+			k := end
+			for k < len(out) && (out[k] == ' ' || out[k] == '\t') {
+				k++
+			}
+			if k < len(out) && out[k] == ',' {
+				end = k + 1
+				for end < len(out) && out[end] == ' ' {
+					end++
+				}
+			}
+		}
+		out = append(out[:e.Offset], append([]byte(e.Insert), out[end:]...)...)
+	}
+	return out
+}
+
+// WriteText writes the explanation for a person, with a source excerpt
+// under every rule whose file is in src.
+func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
+	d := x.Decision
+	fmt.Fprintf(w, "%s at %s: %s\n", d.Action, d.Phase, strings.ToUpper(d.Decision.String()))
+	if d.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", d.Error)
+	}
+	fmt.Fprintf(w, "\n  %s\n\n", Resolution)
+	for _, l := range d.Layers {
+		name := layerName(l)
+		if l.Rule == nil {
+			fmt.Fprintf(w, "  %s: %s (no rule matched: default)\n", name, l.Decision)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %s by %q at %s:%d:%d\n", name, l.Decision, l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+		if l.Rule.Why != "" {
+			fmt.Fprintf(w, "    why: %s\n", l.Rule.Why)
+		}
+		if text, ok := lineOf(src, l.Rule.File, l.Rule.Line); ok {
+			var b bytes.Buffer
+			p := diag.Pos{Line: l.Rule.Line, Col: l.Rule.Col}
+			end := p
+			end.Col += len(l.Rule.Pattern) + 2
+			diag.Excerpt(&b, text, diag.Span{Start: p, End: end})
+			for _, ln := range strings.SplitAfter(b.String(), "\n") {
+				if ln != "" {
+					fmt.Fprintf(w, "  %s", ln)
+				}
+			}
+		}
+	}
+	if d.CappedBy != nil {
+		fmt.Fprintf(w, "  capped by: org %q\n", *d.CappedBy)
+	}
+	if x.StartNote != "" {
+		fmt.Fprintf(w, "  at start: %s\n", x.StartNote)
+	}
+	if x.Hint != nil {
+		fmt.Fprintf(w, "\n  hint: %s\n", x.Hint.Text)
+		for _, e := range x.Hint.Edits {
+			switch {
+			case e.Length == 0:
+				fmt.Fprintf(w, "    at %s:%d:%d insert: %s\n", e.File, e.Line, e.Col, e.Insert)
+			case e.Insert == "":
+				fmt.Fprintf(w, "    at %s:%d:%d remove the entry\n", e.File, e.Line, e.Col)
+			default:
+				fmt.Fprintf(w, "    at %s:%d:%d replace with: %s\n", e.File, e.Line, e.Col, e.Insert)
+			}
+		}
+	}
+}
+
+func lineOf(src diag.Sources, file string, n int) (string, bool) {
+	b, ok := src[file]
+	if !ok || n < 1 {
+		return "", false
+	}
+	lines := strings.Split(string(b), "\n")
+	if n > len(lines) {
+		return "", false
+	}
+	return strings.TrimSuffix(lines[n-1], "\r"), true
+}
