@@ -17,12 +17,14 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Benchmarks, then the ratios the issues name: ZON parse vs encoding/json,
-# and one decision at 10,000 rules vs 10 rules (OPA and the native matcher).
+# Benchmarks, then the figures the issues name: ZON parse vs encoding/json,
+# one decision at 10,000 rules vs 10 rules (OPA and the native matcher),
+# and decisions per second through eval.Engine, serial and parallel.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/lint/ | tee bench.out
 	$(GO) test -run '^$$' -bench 'Decision' -benchmem -benchtime $(BENCHTIME) ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'CompilePrepare' -benchmem -benchtime 3x ./compile/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'EngineDecide' -benchmem -benchtime $(BENCHTIME) ./eval/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out
 
@@ -35,11 +37,17 @@ fuzz:
 	  done; \
 	done
 
-# The main job on the bundled example: lint the project under its org
-# ceiling, and check both files are formatted.
+# The main job on the bundled example, as a CI step would run it: lint the
+# project under its org ceiling, check the files are formatted, run the
+# policy tests, check the pinned reach, compile the bundle, and explain a
+# refused action.
 example: build
 	./bin/chock lint --org examples/org.zon examples/chock.zon
 	./bin/chock fmt --check examples/chock.zon examples/org.zon
+	./bin/chock test --org examples/org.zon examples/chock.zon
+	./bin/chock reach --org examples/org.zon --check examples/reach.txt examples/chock.zon
+	./bin/chock compile --org examples/org.zon -o bin/bundle.tar.gz examples/chock.zon
+	./bin/chock explain --config examples/chock.zon --org examples/org.zon exec.path.curl
 
 clean:
 	rm -rf bin

@@ -11,14 +11,16 @@ function name(   n) {
 /^BenchmarkParse\// { n = name(); sub(/^BenchmarkParse\//, "", n); zon[n] = value("MB/s") }
 /^BenchmarkJSONDecode\// { n = name(); sub(/^BenchmarkJSONDecode\//, "", n); js[n] = value("MB/s") }
 /^BenchmarkDecision\// { n = name(); sub(/^BenchmarkDecision\//, "", n); dec[n] = value("ns/op") }
+/^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
 END {
 	for (k in zon) if (js[k] > 0)
 		printf "ratio ZON/JSON throughput %-62s %.2f (%s vs %s MB/s)\n", k, zon[k] / js[k], zon[k], js[k]
-	for (e in engines) {}
 	split("opa native", engines, " ")
 	for (i = 1; i <= 2; i++) {
 		a = dec[engines[i] "/rules=10000"]; b = dec[engines[i] "/rules=10"]
 		if (a > 0 && b > 0)
 			printf "ratio decision %s 10000/10 rules %.2f (%s vs %s ns/op)\n", engines[i], a / b, a, b
 	}
+	for (k in eng)
+		printf "eval.Engine decisions per second, %s: %d\n", k, eng[k]
 }

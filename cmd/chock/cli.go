@@ -39,6 +39,11 @@ func commands() map[string]command {
 		{"zon", "zon json FILE|-: print a ZON document as JSON", runZON},
 		{"fmt", "fmt [-w] [--check] FILE...: lay ZON files out as zig fmt does", runFmt},
 		{"compile", "compile [--org FILE]... [-o OUT] [--format bundle|rego] [--signing-key FILE] [CONFIG]: build the OPA bundle", runCompile},
+		{"eval", "eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase P] [--json] [--exit-code] ACTION...: decide actions", runEval},
+		{"explain", "explain [--config FILE] [--org FILE]... [--bundle FILE] [--phase P] [--json] ACTION: why, and what would permit it", runExplain},
+		{"action", "action mcp-host SERVER URL | fetch URL | exec PATH: build an action name", runAction},
+		{"test", "test [--org FILE]... [--coverage] [CONFIG]: run the .expect policy tests", runTest},
+		{"reach", "reach [--org FILE]... [--write FILE | --check FILE] [CONFIG]: what the policy grants", runReach},
 		{"lint", "lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]: check chock.zon", runLint},
 	}
 	m := make(map[string]command, len(cs))

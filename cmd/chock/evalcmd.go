@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/eval"
+	"github.com/spf13/pflag"
+)
+
+// policyFlags choose the policy a command decides with: sources (--config
+// and --org), or a compiled --bundle.
+type policyFlags struct {
+	config string
+	orgs   []string
+	bundle string
+	keys   keyFlags
+}
+
+func (p *policyFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&p.config, "config", "chock.zon", "the project's chock.zon")
+	fs.StringArrayVar(&p.orgs, "org", nil, "an org ceiling: an org source (org.zon) or an org bundle; repeatable")
+	fs.StringVar(&p.bundle, "bundle", "", "decide with this compiled bundle instead of --config and --org")
+	fs.StringVar(&p.keys.signingAlg, "signing-alg", "RS256", "algorithm of --verification-key")
+	p.keys.addVerification(fs)
+}
+
+// policy is a loaded policy: its engine, and the sources when it was
+// compiled from them (for positions, excerpts and hints).
+type policy struct {
+	engine  *eval.Engine
+	config  *config.Config
+	orgs    []*config.Org
+	sources diag.Sources
+}
+
+// load builds the engine. It returns false, having reported why, when the
+// policy cannot be had; code is then the exit code.
+func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
+	verify, err := readKey(p.keys.verificationKey, p.keys.signingAlg, p.keys.verificationKeyID, "verification key")
+	if err != nil {
+		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+		return nil, exitUsage, false
+	}
+	if p.bundle != "" {
+		if len(p.orgs) > 0 {
+			fmt.Fprintln(io.err, "chock: --bundle already holds its org ceilings; give --bundle or --org, not both")
+			return nil, exitUsage, false
+		}
+		raw, err := readInput(p.bundle, io)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+			return nil, exitUsage, false
+		}
+		b, err := eval.ReadBundle(bytes.NewReader(raw), verify)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock: %s: %s\n", p.bundle, oneLine(err.Error()))
+			return nil, exitFailed, false
+		}
+		e, err := eval.New(ctx, b)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock: %s: %s\n", p.bundle, oneLine(err.Error()))
+			return nil, exitFailed, false
+		}
+		// The sources named in the bundle, where they are at hand, give excerpts.
+		src := diag.Sources{}
+		for _, l := range e.Meta().Layers {
+			if b, err := os.ReadFile(l.File); err == nil {
+				src[l.File] = b
+			}
+		}
+		return &policy{engine: e, sources: src}, exitOK, true
+	}
+	l, code, ok := load([]string{p.config}, p.orgs, verify, io)
+	if !ok {
+		return nil, code, false
+	}
+	if ds := l.lintAll(); ds.HasErrors() {
+		var errs diag.List
+		for _, d := range ds {
+			if d.Severity == diag.Error {
+				errs = append(errs, d)
+			}
+		}
+		diag.WriteText(io.err, errs, l.sources)
+		fmt.Fprintf(io.err, "chock: %d errors in the policy; fix them first (chock lint shows every finding)\n", len(errs))
+		return nil, exitFailed, false
+	}
+	out, err := compile.Compile(compile.Input{Config: l.configs[0], Orgs: l.orgs})
+	if err != nil {
+		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+		return nil, exitFailed, false
+	}
+	e, err := eval.FromOutput(ctx, out)
+	if err != nil {
+		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+		return nil, exitFailed, false
+	}
+	return &policy{engine: e, config: l.configs[0], orgs: l.orgs, sources: l.sources}, exitOK, true
+}
+
+func parsePhase(s string, io stdio) (config.Phase, bool) {
+	ph, ok := config.ParsePhase(s)
+	if !ok {
+		fmt.Fprintf(io.err, "chock: unknown --phase %q (want start or loop)\n", s)
+	}
+	return ph, ok
+}
+
+// evalLine is the one-line form of a decision:
+// ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL.
+func evalLine(d *eval.Decision, m eval.Meta) string {
+	if d.Error != "" {
+		return fmt.Sprintf("%s %s %s  - - -  (%s)", d.Action, d.Phase, d.Decision, d.Error)
+	}
+	l := d.Decider()
+	layer := "project"
+	if l.Layer == "org" {
+		layer = "org:" + l.Name
+	}
+	rule, pos := "default", "-"
+	if l.Rule != nil {
+		rule, pos = l.Rule.Pattern, fmt.Sprintf("%s:%d:%d", l.Rule.File, l.Rule.Line, l.Rule.Col)
+	} else {
+		for _, lm := range m.Layers {
+			if lm.Kind == l.Layer && lm.Name == l.Name && len(lm.DefaultPos) == 2 {
+				pos = fmt.Sprintf("%s:%d:%d", lm.File, lm.DefaultPos[0], lm.DefaultPos[1])
+			}
+		}
+	}
+	return fmt.Sprintf("%s %s %s  %s %s %s", d.Action, d.Phase, d.Decision, layer, rule, pos)
+}
+
+// runEval implements `chock eval`.
+func runEval(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("eval", io)
+	var pf policyFlags
+	pf.add(fs)
+	phase := fs.String("phase", "loop", "the phase to decide at: start or loop")
+	asJSON := fs.Bool("json", false, "print each decision object as one line of JSON")
+	exitCode := fs.Bool("exit-code", false, "exit 1 if any action is not allowed")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] [--exit-code] ACTION...")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	ph, ok := parsePhase(*phase, io)
+	if !ok {
+		return exitUsage
+	}
+	p, code, ok := pf.load(ctx, io)
+	if !ok {
+		return code
+	}
+	refused := false
+	for _, a := range fs.Args() {
+		d, err := p.engine.Decide(ctx, a, ph)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock eval: %s\n", oneLine(err.Error()))
+			return exitFailed
+		}
+		if d.Decision != config.Allow {
+			refused = true
+		}
+		if *asJSON {
+			b, _ := json.Marshal(d)
+			fmt.Fprintf(io.out, "%s\n", b)
+		} else {
+			fmt.Fprintln(io.out, evalLine(d, p.engine.Meta()))
+		}
+	}
+	if *exitCode && refused {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// runExplain implements `chock explain ACTION`.
+func runExplain(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("explain", io)
+	var pf policyFlags
+	pf.add(fs)
+	phase := fs.String("phase", "loop", "the phase to decide at: start or loop")
+	asJSON := fs.Bool("json", false, "print the explanation as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock explain [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] ACTION")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	ph, ok := parsePhase(*phase, io)
+	if !ok {
+		return exitUsage
+	}
+	p, code, ok := pf.load(ctx, io)
+	if !ok {
+		return code
+	}
+	d, err := p.engine.Decide(ctx, fs.Arg(0), ph)
+	if err != nil {
+		fmt.Fprintf(io.err, "chock explain: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	x := eval.Explain(d, p.config)
+	if *asJSON {
+		enc := json.NewEncoder(io.out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		enc.Encode(x)
+		return exitOK
+	}
+	x.WriteText(io.out, p.sources)
+	return exitOK
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/chockhq/chock/compile/reach"
+)
+
+const reachHeader = "# chock reach: what the policy grants, org ceilings applied. Pin it with --write, check it with --check.\n"
+
+// runReach implements `chock reach [--org FILE]... [--write FILE | --check FILE] [CONFIG]`.
+func runReach(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("reach", io)
+	orgs := fs.StringArray("org", nil, "an org ceiling: an org source (org.zon) or an org bundle; repeatable")
+	write := fs.String("write", "", "write the table to FILE (a snapshot to pin in the repository)")
+	check := fs.String("check", "", "compare with the pinned snapshot FILE; exit 1 naming what is newly granted and what was removed")
+	var keys keyFlags
+	fs.StringVar(&keys.signingAlg, "signing-alg", "RS256", "algorithm of --verification-key")
+	keys.addVerification(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock reach [--org FILE]... [--write FILE | --check FILE] [CONFIG]")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 1 || (*write != "" && *check != "") {
+		fs.Usage()
+		return exitUsage
+	}
+	file := "chock.zon"
+	if fs.NArg() == 1 {
+		file = fs.Arg(0)
+	}
+	verify, err := readKey(keys.verificationKey, keys.signingAlg, keys.verificationKeyID, "verification key")
+	if err != nil {
+		fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	l, code, ok := load([]string{file}, *orgs, verify, io)
+	if !ok {
+		return code
+	}
+	if ds := l.lintAll(); ds.HasErrors() {
+		fmt.Fprintf(io.err, "chock reach: the policy has lint errors; run chock lint\n")
+		return exitFailed
+	}
+	lines := reach.Report(l.configs[0], l.orgs)
+	text := reachHeader + strings.Join(lines, "\n") + "\n"
+	switch {
+	case *write != "":
+		if err := writeFileAtomic(*write, []byte(text)); err != nil {
+			fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))
+			return exitFailed
+		}
+		return exitOK
+	case *check != "":
+		pinned, err := os.ReadFile(*check)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))
+			return exitUsage
+		}
+		var old []string
+		for _, ln := range strings.Split(string(pinned), "\n") {
+			if ln != "" && !strings.HasPrefix(ln, "#") {
+				old = append(old, ln)
+			}
+		}
+		added, removed := reach.Diff(old, lines)
+		if len(added) == 0 && len(removed) == 0 {
+			return exitOK
+		}
+		fmt.Fprintf(io.out, "the policy's reach differs from %s:\n", *check)
+		for _, a := range added {
+			fmt.Fprintf(io.out, "+ newly granted: %s\n", a)
+		}
+		for _, r := range removed {
+			fmt.Fprintf(io.out, "- removed: %s\n", r)
+		}
+		fmt.Fprintf(io.out, "if this is intended, run: chock reach --write %s\n", *check)
+		return exitFailed
+	}
+	fmt.Fprint(io.out, text)
+	return exitOK
+}
