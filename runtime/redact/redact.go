@@ -1,0 +1,308 @@
+// Package redact replaces secret values with [secret:NAME] in everything a
+// session writes, as a stream: a value split across two writes is still
+// caught, because the last len(longest value)-1 bytes are held back until
+// the next write (or Close) shows how they continue.
+package redact
+
+import (
+	"bytes"
+	"io"
+	"sort"
+	"sync"
+)
+
+// MinLen is the shortest value that is redacted. Shorter ones would mangle
+// ordinary output (a one-letter "secret" matches everywhere) and protect
+// nothing; a store refuses them at login.
+const MinLen = 4
+
+// Set is the values a session holds, each with its name. It is safe for
+// concurrent use; writers made from it see values added later.
+type Set struct {
+	mu      sync.RWMutex
+	values  []entry
+	maxLen  int
+	anchors []anchor
+}
+
+type entry struct {
+	value []byte
+	repl  []byte
+	slot  string // who holds it: a call or a server
+}
+
+// anchor is a byte searched for with bytes.IndexByte (vectorised); each
+// value is assigned one anchor byte it contains, at offset off.
+type anchor struct {
+	b    byte
+	hits []anchorHit
+}
+
+type anchorHit struct {
+	entry int // index into values
+	off   int // where the anchor byte sits in the value
+}
+
+// commonness ranks bytes by how often they occur in ordinary text output,
+// so that anchors are the rare bytes of each value.
+func commonness(c byte) int {
+	switch {
+	case c == ' ' || c == 'e' || c == 't' || c == 'a' || c == 'o' || c == 'i' || c == 'n' || c == 's' || c == 'r':
+		return 100
+	case c >= 'a' && c <= 'z':
+		return 50
+	case c == '\n' || c == '.' || c == ',' || c == '"' || c == '/' || c == '-' || c == '_' || c == ':' || c == '=':
+		return 30
+	case c >= '0' && c <= '9':
+		return 8
+	case c >= 'A' && c <= 'Z':
+		return 6
+	case c < 0x20 || c >= 0x7f:
+		return 2
+	}
+	return 10
+}
+
+// Add makes value redacted as [secret:name] until Remove(slot) drops it.
+// Values shorter than MinLen are not added, and Add reports false.
+func (s *Set) Add(slot, name, value string) bool {
+	if len(value) < MinLen {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values = append(s.values, entry{value: []byte(value), repl: []byte("[secret:" + name + "]"), slot: slot})
+	// Longest first, so that a value containing another is replaced whole.
+	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i].value) > len(s.values[j].value) })
+	s.reindex()
+	return true
+}
+
+// Remove drops the values held by slot (a call's slot when it ends).
+func (s *Set) Remove(slot string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.values[:0]
+	for _, e := range s.values {
+		if e.slot != slot {
+			out = append(out, e)
+		}
+	}
+	s.values = out
+	s.reindex()
+}
+
+// reindex chooses the anchors: greedily, the byte that covers the most
+// values still uncovered per unit of commonness, until every value has one.
+func (s *Set) reindex() {
+	s.maxLen = 0
+	s.anchors = s.anchors[:0]
+	covered := make([]bool, len(s.values))
+	left := len(s.values)
+	for _, e := range s.values {
+		s.maxLen = max(s.maxLen, len(e.value))
+	}
+	for left > 0 {
+		var count [256]int
+		for i, e := range s.values {
+			if covered[i] {
+				continue
+			}
+			var seen [256]bool
+			for _, c := range e.value {
+				if !seen[c] {
+					seen[c] = true
+					count[c]++
+				}
+			}
+		}
+		best, bestScore := -1, 0.0
+		for c := 0; c < 256; c++ {
+			if count[c] == 0 {
+				continue
+			}
+			score := float64(count[c]) / float64(commonness(byte(c)))
+			if best < 0 || score > bestScore {
+				best, bestScore = c, score
+			}
+		}
+		a := anchor{b: byte(best)}
+		for i, e := range s.values {
+			if covered[i] {
+				continue
+			}
+			if off := bytes.IndexByte(e.value, byte(best)); off >= 0 {
+				a.hits = append(a.hits, anchorHit{entry: i, off: off})
+				covered[i] = true
+				left--
+			}
+		}
+		s.anchors = append(s.anchors, a)
+	}
+}
+
+// Len is the number of values held.
+func (s *Set) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.values)
+}
+
+// Bytes redacts a whole buffer.
+func (s *Set) Bytes(b []byte) []byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []byte
+	s.scan(b, len(b), func(p []byte) { out = append(out, p...) })
+	return out
+}
+
+// String redacts a whole string.
+func (s *Set) String(str string) string {
+	return string(s.Bytes([]byte(str)))
+}
+
+// scan finds the values in b that start before limit (a match may run
+// past limit into b) and passes the redacted text to emit, in pieces that
+// are slices of b or replacements. It returns how many bytes of b it
+// consumed: limit, or more when a match ran past it.
+//
+// Each anchor byte is found with bytes.IndexByte; around every hit the
+// values assigned to that anchor are compared in place. Overlapping
+// matches resolve left to right, the longer first at the same start.
+func (s *Set) scan(b []byte, limit int, emit func([]byte)) int {
+	var ms []match
+	check := func(a *anchor, pos int) {
+		for _, h := range a.hits {
+			start := pos - h.off
+			v := s.values[h.entry].value
+			if start >= 0 && start < limit && start+len(v) <= len(b) && bytes.Equal(b[start:start+len(v)], v) {
+				ms = append(ms, match{start: start, end: start + len(v), entry: h.entry})
+			}
+		}
+	}
+	{
+		for ai := range s.anchors {
+			a := &s.anchors[ai]
+			for i := 0; i < len(b); {
+				k := bytes.IndexByte(b[i:], a.b)
+				if k < 0 {
+					break
+				}
+				check(a, i+k)
+				i += k + 1
+			}
+		}
+	}
+	if len(ms) > 1 {
+		sort.Slice(ms, func(i, j int) bool {
+			if ms[i].start != ms[j].start {
+				return ms[i].start < ms[j].start
+			}
+			return ms[i].end > ms[j].end
+		})
+	}
+	start := 0
+	for _, m := range ms {
+		if m.start < start {
+			continue // inside an earlier match
+		}
+		if m.start > start {
+			emit(b[start:m.start])
+		}
+		emit(s.values[m.entry].repl)
+		start = m.end
+	}
+	end := max(limit, start)
+	if end > start {
+		emit(b[start:end])
+	}
+	return end
+}
+
+// match is a value found at start.
+type match struct {
+	start, end int
+	entry      int
+}
+
+// Writer redacts everything written through it into w. It holds back at
+// most the longest value's length less one byte between writes.
+type Writer struct {
+	set     *Set
+	w       io.Writer
+	pending []byte
+	joint   []byte
+	err     error
+}
+
+// NewWriter returns a writer that redacts set's values into w. Close (or
+// Flush) writes what is held back.
+func NewWriter(w io.Writer, set *Set) *Writer {
+	return &Writer{set: set, w: w}
+}
+
+func (rw *Writer) emit(b []byte) {
+	if rw.err == nil {
+		_, rw.err = rw.w.Write(b)
+	}
+}
+
+// Write redacts p. Matches that start in the held-back tail are resolved
+// on a small joint buffer; the rest of p is scanned in place and written
+// through without copying.
+func (rw *Writer) Write(p []byte) (int, error) {
+	if rw.err != nil {
+		return 0, rw.err
+	}
+	rw.set.mu.RLock()
+	defer rw.set.mu.RUnlock()
+	hold := max(rw.set.maxLen-1, 0)
+	rest := p
+	if len(rw.pending) > 0 {
+		// Resolve everything starting in the held tail: join it with
+		// enough of p for a value starting there to end.
+		n := min(len(p), hold)
+		rw.joint = append(append(rw.joint[:0], rw.pending...), p[:n]...)
+		// Only positions with hold bytes after them can be decided now.
+		decidable := len(rw.joint) - hold
+		if decidable <= 0 {
+			rw.pending = append(rw.pending[:0], rw.joint...)
+			return len(p), rw.err
+		}
+		used := rw.set.scan(rw.joint, min(len(rw.pending), decidable), rw.emit)
+		if used < len(rw.pending) {
+			// p was shorter than hold and is all in joint: keep the rest.
+			rw.pending = append(rw.pending[:0], rw.joint[used:]...)
+			return len(p), rw.err
+		}
+		rest = p[used-len(rw.pending):]
+		rw.pending = rw.pending[:0]
+	}
+	limit := len(rest) - hold
+	if limit <= 0 {
+		rw.pending = append(rw.pending, rest...)
+		return len(p), rw.err
+	}
+	used := rw.set.scan(rest, limit, rw.emit)
+	rw.pending = append(rw.pending, rest[used:]...)
+	if rw.err != nil {
+		return 0, rw.err
+	}
+	return len(p), nil
+}
+
+// Flush redacts and writes what is held back. Call it when the stream ends.
+func (rw *Writer) Flush() error {
+	if rw.err != nil {
+		return rw.err
+	}
+	rw.set.mu.RLock()
+	rw.set.scan(rw.pending, len(rw.pending), rw.emit)
+	rw.set.mu.RUnlock()
+	rw.pending = rw.pending[:0]
+	return rw.err
+}
+
+// Close flushes.
+func (rw *Writer) Close() error { return rw.Flush() }

@@ -1,0 +1,190 @@
+package redact
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestStraddle(t *testing.T) {
+	var s Set
+	s.Add("call1", "TOKEN", "ghp_secretvalue123")
+	var out bytes.Buffer
+	w := NewWriter(&out, &s)
+	for _, chunk := range []string{"token=ghp_sec", "retval", "ue123 done"} {
+		w.Write([]byte(chunk))
+	}
+	w.Close()
+	if got := out.String(); got != "token=[secret:TOKEN] done" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestShortValuesAreRefused(t *testing.T) {
+	var s Set
+	if s.Add("c", "X", "abc") {
+		t.Fatal("a 3-byte value must not be added")
+	}
+}
+
+func TestRemoveSlot(t *testing.T) {
+	var s Set
+	s.Add("call", "A", "alpha-value")
+	s.Add("server", "B", "bravo-value")
+	s.Remove("call")
+	if got := s.String("alpha-value bravo-value"); got != "alpha-value [secret:B]" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestOverlappingValues(t *testing.T) {
+	var s Set
+	s.Add("c", "SHORT", "abcd")
+	s.Add("c", "LONG", "abcdefgh")
+	if got := s.String("xabcdefghx abcdx"); got != "x[secret:LONG]x [secret:SHORT]x" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// TestRandomChunkings is the property test: output holding values at
+// random offsets, written in random chunks, never lets a value through,
+// and equals the whole-buffer redaction.
+func TestRandomChunkings(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 1))
+	alphabet := "abcdefghijklmnopqrstuvwxyz0123456789_-=\n "
+	randStr := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for round := 0; round < 2000; round++ {
+		var s Set
+		var values []string
+		for i := 0; i < 1+r.IntN(8); i++ {
+			v := randStr(MinLen + r.IntN(40))
+			values = append(values, v)
+			s.Add(fmt.Sprint("slot", i%3), fmt.Sprint("S", i), v)
+		}
+		var doc strings.Builder
+		for i := 0; i < 1+r.IntN(20); i++ {
+			doc.WriteString(randStr(r.IntN(60)))
+			doc.WriteString(values[r.IntN(len(values))])
+		}
+		input := []byte(doc.String())
+		var out bytes.Buffer
+		w := NewWriter(&out, &s)
+		maxChunk := []int{3, 8, 50}[round%3]
+		for rest := input; len(rest) > 0; {
+			n := 1 + r.IntN(min(len(rest), maxChunk))
+			w.Write(rest[:n])
+			rest = rest[n:]
+		}
+		w.Close()
+		got := out.String()
+		for _, v := range values {
+			if strings.Contains(got, v) {
+				t.Fatalf("round %d: value %q survived in %q", round, v, got)
+			}
+		}
+		if want := s.String(string(input)); got != want {
+			t.Fatalf("round %d: stream and whole-buffer redaction differ:\n%q\n%q", round, got, want)
+		}
+	}
+}
+
+// chunked hides bytes.Reader's WriteTo, so io.Copy moves 32 KiB at a time
+// as it does from a pipe.
+type chunked struct{ r io.Reader }
+
+func (c chunked) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// benchInput is 4 MiB of real text, as tool output is: the project's
+// own ZON corpus and documentation, repeated.
+func benchInput(b *testing.B) []byte {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "zon", "real", "*.zon"))
+	files = append(files, filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "docs", "lint.md"))
+	var text []byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		text = append(text, data...)
+	}
+	out := make([]byte, 0, 4<<20)
+	for len(out) < 4<<20 {
+		out = append(out, text[:min(len(text), 4<<20-len(out))]...)
+	}
+	return out
+}
+
+// benchSecrets are 8 values shaped like real credentials.
+func benchSecrets(r *rand.Rand) []string {
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	rnd := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alnum[r.IntN(len(alnum))]
+		}
+		return string(b)
+	}
+	return []string{"ghp_" + rnd(36), "sk-" + rnd(48), "AKIA" + rnd(16), "xoxb-" + rnd(40), "glpat-" + rnd(20), rnd(32), "npm_" + rnd(36), rnd(24)}
+}
+
+// BenchmarkRedact copies 4 MiB of output through a redacting writer with 8
+// held values; BenchmarkCopy is plain io.Copy of the same, the yardstick.
+func BenchmarkRedact(b *testing.B) {
+	input := benchInput(b)
+	var s Set
+	for i, v := range benchSecrets(rand.New(rand.NewPCG(7, 7))) {
+		s.Add("call", fmt.Sprint("S", i), v)
+	}
+	b.SetBytes(int64(len(input)))
+	var sink bytes.Buffer
+	for b.Loop() {
+		sink.Reset()
+		w := NewWriter(&sink, &s)
+		io.Copy(w, chunked{bytes.NewReader(input)})
+		w.Close()
+	}
+}
+
+func BenchmarkCopy(b *testing.B) {
+	input := benchInput(b)
+	b.SetBytes(int64(len(input)))
+	var sink bytes.Buffer
+	for b.Loop() {
+		sink.Reset()
+		io.Copy(&sink, chunked{bytes.NewReader(input)})
+	}
+}
+
+func FuzzRedact(f *testing.F) {
+	f.Add([]byte("hello ghp_secret world"), "ghp_secret", uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, value string, chunk uint8) {
+		var s Set
+		if !s.Add("c", "V", value) {
+			return
+		}
+		var out bytes.Buffer
+		w := NewWriter(&out, &s)
+		step := int(chunk) + 1
+		for i := 0; i < len(data); i += step {
+			w.Write(data[i:min(i+step, len(data))])
+		}
+		w.Close()
+		if bytes.Contains(out.Bytes(), []byte(value)) && !bytes.Contains([]byte("[secret:V]"), []byte(value)) {
+			// A value can reappear only by being formed across a replacement.
+			if !bytes.Equal(out.Bytes(), s.Bytes(data)) {
+				t.Fatalf("value %q survived: %q", value, out.Bytes())
+			}
+		}
+	})
+}
