@@ -1,0 +1,74 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/eval"
+)
+
+// Question is an ask decision put to a person.
+type Question struct {
+	Action      string
+	Phase       config.Phase
+	Explanation *eval.Explanation
+}
+
+// Asker answers ask decisions. An answer holds for that one decision: it
+// is never remembered, within the session or past it.
+type Asker interface {
+	Ask(ctx context.Context, q Question) (bool, error)
+}
+
+// DenyAsker refuses every ask: the default where nobody is at a terminal.
+type DenyAsker struct{}
+
+// Ask refuses.
+func (DenyAsker) Ask(context.Context, Question) (bool, error) { return false, nil }
+
+// TerminalAsker puts the question on a terminal with the explanation
+// chock explain gives, and reads y or n.
+type TerminalAsker struct {
+	In      io.Reader
+	Out     io.Writer
+	Sources diag.Sources
+	r       *bufio.Reader
+}
+
+// Ask prompts and reads one answer; anything but y or yes is no.
+func (t *TerminalAsker) Ask(ctx context.Context, q Question) (bool, error) {
+	if t.r == nil {
+		t.r = bufio.NewReader(t.In)
+	}
+	fmt.Fprintf(t.Out, "\nThe policy asks before %s:\n\n", q.Action)
+	q.Explanation.WriteText(t.Out, t.Sources)
+	fmt.Fprintf(t.Out, "\nAllow %s this once? [y/N] ", q.Action)
+	type answer struct {
+		line string
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := t.r.ReadString('\n')
+		ch <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case a := <-ch:
+		if a.err != nil && a.line == "" {
+			if errors.Is(a.err, io.EOF) {
+				return false, nil
+			}
+			return false, a.err
+		}
+		s := strings.ToLower(strings.TrimSpace(a.line))
+		return s == "y" || s == "yes", nil
+	}
+}

@@ -1,0 +1,339 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/redact"
+	"github.com/chockhq/chock/runtime/sessionlog"
+)
+
+// Call is one brokered action as it passes the chain.
+type Call struct {
+	// ID is "c<n>" in the session; nested decisions name it as parent.
+	ID     string
+	Tool   string // "exec" or "fetch_url"
+	Action string
+	// Timeout bounds the call (0: the session's default).
+	Timeout time.Duration
+	Exec    *ExecRequest
+	Fetch   *FetchRequest
+
+	// Set by the secrets interceptor for the action to use.
+	env     []string
+	cleanup []func()
+}
+
+// Result is what a call produced, redacted.
+type Result struct {
+	ExitCode   int    `json:"exit_code"`
+	Stdout     string `json:"stdout,omitempty"`
+	Stderr     string `json:"stderr,omitempty"`
+	Body       string `json:"body,omitempty"`
+	Status     int    `json:"status,omitempty"`
+	TimedOut   bool   `json:"timed_out,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	Background bool   `json:"background,omitempty"`
+	PID        int    `json:"pid,omitempty"`
+}
+
+// Handler runs a call.
+type Handler func(ctx context.Context, c *Call) (*Result, error)
+
+// Interceptor runs around a call: it may inspect it, refuse it (return an
+// error without calling next), or wrap what next returns.
+type Interceptor func(ctx context.Context, c *Call, next Handler) (*Result, error)
+
+// Chain wraps h in the interceptors, the first outermost.
+func Chain(h Handler, ics ...Interceptor) Handler {
+	for i := len(ics) - 1; i >= 0; i-- {
+		ic, next := ics[i], h
+		h = func(ctx context.Context, c *Call) (*Result, error) { return ic(ctx, c, next) }
+	}
+	return h
+}
+
+// RefusedError is a call the policy, the asker, or a missing secret
+// refused. It carries the explanation of the deciding decision.
+type RefusedError struct {
+	Action      string
+	Reason      string
+	Explanation *eval.Explanation
+}
+
+func (e *RefusedError) Error() string { return fmt.Sprintf("refused %s: %s", e.Action, e.Reason) }
+
+// Run brokers one call through the chain.
+func (s *Session) Run(ctx context.Context, c *Call) (*Result, error) {
+	c.ID = fmt.Sprintf("c%d", s.seq.Add(1))
+	if c.Action == "" {
+		a, err := callAction(c)
+		if err != nil {
+			return nil, err
+		}
+		c.Action = a
+	}
+	return s.chain(ctx, c)
+}
+
+func callAction(c *Call) (string, error) {
+	switch {
+	case c.Exec != nil:
+		if len(c.Exec.Argv) == 0 {
+			return "", errors.New("exec: empty argv")
+		}
+		return action.Exec(c.Exec.Argv[0])
+	case c.Fetch != nil:
+		return action.Fetch(c.Fetch.URL)
+	}
+	return "", errors.New("a call names no tool")
+}
+
+// audit logs the call and its result (or refusal), redacted.
+func (s *Session) audit(ctx context.Context, c *Call, next Handler) (*Result, error) {
+	fields := []sessionlog.Field{sessionlog.F("call", c.ID), sessionlog.F("tool", c.Tool), sessionlog.F("action", c.Action)}
+	if c.Exec != nil {
+		fields = append(fields, sessionlog.F("argv", c.Exec.Argv), sessionlog.F("background", c.Exec.Background))
+	}
+	if c.Fetch != nil {
+		fields = append(fields, sessionlog.F("url", c.Fetch.URL))
+	}
+	if err := s.event("tool.call", fields...); err != nil {
+		return nil, fmt.Errorf("session log: %w", err)
+	}
+	res, err := next(ctx, c)
+	out := []sessionlog.Field{sessionlog.F("call", c.ID)}
+	var refused *RefusedError
+	switch {
+	case errors.As(err, &refused):
+		out = append(out, sessionlog.F("outcome", "refused"), sessionlog.F("reason", refused.Reason))
+	case err != nil:
+		out = append(out, sessionlog.F("outcome", "error"), sessionlog.F("error", s.redact.String(err.Error())))
+	default:
+		out = append(out, sessionlog.F("outcome", "done"), sessionlog.F("exit_code", res.ExitCode), sessionlog.F("timed_out", res.TimedOut),
+			sessionlog.F("stdout", res.Stdout), sessionlog.F("stderr", res.Stderr))
+		if c.Fetch != nil {
+			out = append(out, sessionlog.F("status", res.Status), sessionlog.F("body", res.Body))
+		}
+	}
+	if lerr := s.event("tool.result", out...); lerr != nil && err == nil {
+		err = fmt.Errorf("session log: %w", lerr)
+	}
+	if err != nil && refused == nil {
+		err = errors.New(s.redact.String(err.Error())) // no value in an error either
+	}
+	return res, err
+}
+
+// timeLimit bounds the call.
+func (s *Session) timeLimit(ctx context.Context, c *Call, next Handler) (*Result, error) {
+	d := c.Timeout
+	if d <= 0 {
+		d = s.opts.CallTimeout
+	}
+	if c.Exec != nil && c.Exec.Background {
+		return next(ctx, c) // a background command outlives the call by design
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return next(ctx, c)
+}
+
+// decide asks the policy and logs the decision; parent names the call a
+// nested decision belongs to.
+func (s *Session) decide(ctx context.Context, act string, phase config.Phase, parent string) (*eval.Decision, error) {
+	d, err := s.opts.Engine.Decide(ctx, act, phase)
+	if err != nil {
+		return nil, err
+	}
+	rule, layer := "default", "project"
+	if l := d.Decider(); l != nil {
+		layer = l.Name
+		if l.Rule != nil {
+			rule = fmt.Sprintf("%s (%s:%d:%d)", l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+		}
+	}
+	fields := []sessionlog.Field{sessionlog.F("action", act), sessionlog.F("phase", phase.String()),
+		sessionlog.F("decision", d.Decision.String()), sessionlog.F("layer", layer), sessionlog.F("rule", rule), sessionlog.F("parent", parent)}
+	if d.Error != "" {
+		fields = append(fields, sessionlog.F("error", d.Error))
+	}
+	if err := s.event("decision", fields...); err != nil {
+		return nil, fmt.Errorf("session log: %w", err)
+	}
+	return d, nil
+}
+
+// permit turns a decision into go or no-go, asking where the policy asks.
+func (s *Session) permit(ctx context.Context, d *eval.Decision, parent string) error {
+	x := eval.Explain(d, s.opts.Config)
+	switch d.Decision {
+	case config.Allow:
+		return nil
+	case config.Ask:
+		ok, err := s.opts.Asker.Ask(ctx, Question{Action: d.Action, Phase: d.Phase, Explanation: x})
+		answer := "no"
+		if err == nil && ok {
+			answer = "yes"
+		}
+		s.event("ask", sessionlog.F("action", d.Action), sessionlog.F("answer", answer), sessionlog.F("parent", parent))
+		if err != nil {
+			return &RefusedError{Action: d.Action, Reason: "ask could not be put: " + err.Error(), Explanation: x}
+		}
+		if !ok {
+			return &RefusedError{Action: d.Action, Reason: "the policy asks, and the answer was no", Explanation: x}
+		}
+		return nil
+	}
+	reason := eval.Describe(d)
+	if d.Error != "" {
+		reason = "malformed action: " + d.Error
+	}
+	return &RefusedError{Action: d.Action, Reason: reason, Explanation: x}
+}
+
+// policy asks exec.path.<program> or net.fetch.<host> of OPA.
+func (s *Session) policy(ctx context.Context, c *Call, next Handler) (*Result, error) {
+	d, err := s.decide(ctx, c.Action, config.Loop, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.permit(ctx, d, c.ID); err != nil {
+		return nil, err
+	}
+	return next(ctx, c)
+}
+
+// secrets gives the call the secrets the policy offers it, each asked under
+// secret.use.NAME; a refused or missing one refuses the call.
+func (s *Session) secrets(ctx context.Context, c *Call, next Handler) (*Result, error) {
+	defer func() {
+		for _, f := range c.cleanup {
+			f()
+		}
+		s.redact.Remove(c.ID)
+	}()
+	if c.Exec == nil {
+		return next(ctx, c)
+	}
+	if c.Exec.Background {
+		// A background command outlives its call; a grant would outlive it too.
+		return next(ctx, c)
+	}
+	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Action: c.Action})
+	if err != nil {
+		return nil, err
+	}
+	type grant struct {
+		sec   eval.Secret
+		value string
+	}
+	var grants []grant
+	for _, sec := range offered {
+		d, err := s.decide(ctx, "secret.use."+sec.Name, config.Loop, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.permit(ctx, d, c.ID); err != nil {
+			var r *RefusedError
+			if errors.As(err, &r) {
+				r.Action = c.Action
+				r.Reason = fmt.Sprintf("secret %s: %s", sec.Name, r.Reason)
+			}
+			return nil, err
+		}
+		if s.opts.Store == nil {
+			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s: no credential store is configured", sec.Name)}
+		}
+		v, err := s.opts.Store.Get(ctx, sec.Name)
+		if err != nil {
+			reason := fmt.Sprintf("secret %s is missing: %v", sec.Name, err)
+			if errors.Is(err, credstore.ErrNotFound) {
+				reason = fmt.Sprintf("secret %s is not in the %s store (chock login --tool-secret %s)", sec.Name, s.opts.Store.Name(), sec.Name)
+			}
+			return nil, &RefusedError{Action: c.Action, Reason: reason}
+		}
+		if len(v) < redact.MinLen {
+			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", sec.Name, redact.MinLen)}
+		}
+		grants = append(grants, grant{sec, v})
+	}
+	if len(grants) > MaxSlots {
+		return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the call is granted %d secrets; a call has %d redaction slots", len(grants), MaxSlots)}
+	}
+	for _, g := range grants {
+		s.redact.Add(c.ID, g.sec.Name, g.value)
+		variable := g.sec.As
+		switch g.sec.Bind {
+		case config.BindEnv:
+			c.env = append(c.env, variable+"="+g.value)
+		case config.BindFile:
+			path, remove, err := writeSecretFile(s.opts.TempDir, s.ID, g.value)
+			if err != nil {
+				return nil, fmt.Errorf("secret %s: writing its file: %w", g.sec.Name, err)
+			}
+			c.cleanup = append(c.cleanup, remove)
+			c.env = append(c.env, variable+"="+path)
+		default:
+			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s binds as a %s, which a program cannot take", g.sec.Name, g.sec.Bind)}
+		}
+		if err := s.log.Event("secret.used", false, sessionlog.F("name", g.sec.Name), sessionlog.F("action", c.Action),
+			sessionlog.F("bind", g.sec.Bind.String()), sessionlog.F("variable", variable)); err != nil {
+			return nil, fmt.Errorf("session log: %w", err)
+		}
+	}
+	return next(ctx, c)
+}
+
+// redaction makes sure no held value leaves in the result or an error.
+// The action itself already streams its output through the redactor; this
+// catches everything else.
+func (s *Session) redaction(ctx context.Context, c *Call, next Handler) (*Result, error) {
+	res, err := next(ctx, c)
+	if res != nil {
+		res.Stdout = s.redact.String(res.Stdout)
+		res.Stderr = s.redact.String(res.Stderr)
+		res.Body = s.redact.String(res.Body)
+	}
+	if err != nil {
+		var r *RefusedError
+		if !errors.As(err, &r) {
+			err = errors.New(s.redact.String(err.Error()))
+		}
+	}
+	return res, err
+}
+
+// perform runs the action.
+func (s *Session) perform(ctx context.Context, c *Call) (*Result, error) {
+	switch {
+	case c.Exec != nil:
+		return s.runExec(ctx, c)
+	case c.Fetch != nil:
+		return s.runFetch(ctx, c)
+	}
+	return nil, errors.New("a call names no tool")
+}
+
+// MinimalEnv keeps the few variables a program needs to run from env;
+// nothing else of this process (its tokens above all) reaches a call.
+func MinimalEnv(env []string) []string {
+	keep := map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "LANG": true, "LC_ALL": true, "TZ": true, "TMPDIR": true, "TERM": true}
+	var out []string
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); ok && keep[k] {
+			out = append(out, kv)
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

@@ -1,0 +1,324 @@
+// Package credstore holds credential values under the names chock.zon's
+// secrets block gives them, in the store .credentials.store names: a file
+// (the default), the environment, the OS keyring, or SecretSpec. No error
+// from this package carries a value.
+package credstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/zalando/go-keyring"
+)
+
+// ErrNotFound means the store has no value under that name.
+var ErrNotFound = errors.New("no value stored")
+
+// ErrReadOnly means the store cannot be written by chock.
+var ErrReadOnly = errors.New("the store is read-only")
+
+// Store reads and writes credential values.
+type Store interface {
+	// Name is the store's name as .credentials.store writes it.
+	Name() string
+	Get(ctx context.Context, name string) (string, error)
+	Set(ctx context.Context, name, value string) error
+	Delete(ctx context.Context, name string) error
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+func checkName(name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("secret name %q: letters, digits and underscore only", name)
+	}
+	return nil
+}
+
+// Options locate the stores.
+type Options struct {
+	// ConfigDir is where the file store keeps credentials.json; default the
+	// user config dir's chock folder (CHOCK_CONFIG_DIR overrides).
+	ConfigDir string
+	// Getenv reads the environment for the env store; default os.Getenv.
+	Getenv func(string) string
+}
+
+// DefaultConfigDir is $CHOCK_CONFIG_DIR, or the user config dir's chock folder.
+func DefaultConfigDir() (string, error) {
+	if d := os.Getenv("CHOCK_CONFIG_DIR"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no user config directory: %w", err)
+	}
+	return filepath.Join(d, "chock"), nil
+}
+
+// Open returns the store of the given kind.
+func Open(kind config.Store, o Options) (Store, error) {
+	switch kind {
+	case config.StoreEnv:
+		get := o.Getenv
+		if get == nil {
+			get = os.Getenv
+		}
+		return envStore{get}, nil
+	case config.StoreKeyring:
+		return keyringStore{}, nil
+	case config.StoreSecretSpec:
+		return secretspecStore{}, nil
+	}
+	dir := o.ConfigDir
+	if dir == "" {
+		var err error
+		if dir, err = DefaultConfigDir(); err != nil {
+			return nil, err
+		}
+	}
+	return &fileStore{path: filepath.Join(dir, "credentials.json")}, nil
+}
+
+// fileStore keeps values in a JSON file, mode 0600, written atomically.
+type fileStore struct{ path string }
+
+func (s *fileStore) Name() string { return "file" }
+
+func (s *fileStore) load() (map[string]string, error) {
+	fi, err := os.Stat(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s is readable by others (mode %v); chmod 600 it", s.path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s is not a credentials file: %v", s.path, syntaxOnly(err))
+	}
+	return m, nil
+}
+
+// syntaxOnly keeps a JSON error's position but not the text around it,
+// which could be a value.
+func syntaxOnly(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
+	}
+	return errors.New("unexpected content")
+}
+
+func (s *fileStore) save(m map[string]string) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".credentials-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), s.path)
+}
+
+func (s *fileStore) Get(_ context.Context, name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	m, err := s.load()
+	if err != nil {
+		return "", err
+	}
+	v, ok := m[name]
+	if !ok {
+		return "", fmt.Errorf("%s: %w in %s", name, ErrNotFound, s.path)
+	}
+	return v, nil
+}
+
+func (s *fileStore) Set(_ context.Context, name, value string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	m, err := s.load()
+	if err != nil {
+		return err
+	}
+	m[name] = value
+	return s.save(m)
+}
+
+func (s *fileStore) Delete(_ context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	m, err := s.load()
+	if err != nil {
+		return err
+	}
+	if _, ok := m[name]; !ok {
+		return fmt.Errorf("%s: %w in %s", name, ErrNotFound, s.path)
+	}
+	delete(m, name)
+	return s.save(m)
+}
+
+// envStore reads the variable of the same name; it cannot be written.
+type envStore struct{ get func(string) string }
+
+func (envStore) Name() string { return "env" }
+
+func (s envStore) Get(_ context.Context, name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	v := s.get(name)
+	if v == "" {
+		return "", fmt.Errorf("%s: %w (the env store reads the environment variable %s)", name, ErrNotFound, name)
+	}
+	return v, nil
+}
+
+func (envStore) Set(_ context.Context, name, _ string) error {
+	return fmt.Errorf("%w: the env store reads the environment; export %s where chock runs", ErrReadOnly, name)
+}
+
+func (envStore) Delete(_ context.Context, name string) error {
+	return fmt.Errorf("%w: the env store reads the environment; unset %s where chock runs", ErrReadOnly, name)
+}
+
+// keyringStore uses the OS keyring (Secret Service, macOS Keychain,
+// Windows Credential Manager) under the service "chock".
+type keyringStore struct{}
+
+const keyringService = "chock"
+
+func (keyringStore) Name() string { return "keyring" }
+
+func keyringErr(name string, err error) error {
+	if errors.Is(err, keyring.ErrNotFound) {
+		return fmt.Errorf("%s: %w in the OS keyring", name, ErrNotFound)
+	}
+	return fmt.Errorf("the OS keyring is not available (%v); on Linux it needs a Secret Service such as gnome-keyring over D-Bus, or choose .credentials = .{ .store = .file }", err)
+}
+
+func (keyringStore) Get(_ context.Context, name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	v, err := keyring.Get(keyringService, name)
+	if err != nil {
+		return "", keyringErr(name, err)
+	}
+	return v, nil
+}
+
+func (keyringStore) Set(_ context.Context, name, value string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := keyring.Set(keyringService, name, value); err != nil {
+		return keyringErr(name, err)
+	}
+	return nil
+}
+
+func (keyringStore) Delete(_ context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := keyring.Delete(keyringService, name); err != nil {
+		return keyringErr(name, err)
+	}
+	return nil
+}
+
+// secretspecStore asks the secretspec command, under the same names a
+// SecretSpec profile uses.
+type secretspecStore struct{}
+
+func (secretspecStore) Name() string { return "secretspec" }
+
+func secretspec() (string, error) {
+	p, err := exec.LookPath("secretspec")
+	if err != nil {
+		return "", errors.New("the secretspec command is not installed (see secretspec.dev), or choose another .credentials store")
+	}
+	return p, nil
+}
+
+func (secretspecStore) Get(ctx context.Context, name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	bin, err := secretspec()
+	if err != nil {
+		return "", err
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "get", name)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("secretspec get %s failed (%v); check secretspec.toml declares it", name, err)
+	}
+	v := strings.TrimRight(out.String(), "\r\n")
+	if v == "" {
+		return "", fmt.Errorf("%s: %w by secretspec", name, ErrNotFound)
+	}
+	return v, nil
+}
+
+func (secretspecStore) Set(ctx context.Context, name, value string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	bin, err := secretspec()
+	if err != nil {
+		return err
+	}
+	// The value goes on standard input, never on the command line.
+	cmd := exec.CommandContext(ctx, bin, "set", name)
+	cmd.Stdin = strings.NewReader(value + "\n")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("secretspec set %s failed (%v)", name, err)
+	}
+	return nil
+}
+
+func (secretspecStore) Delete(_ context.Context, name string) error {
+	return fmt.Errorf("%w: remove %s with SecretSpec's own provider tools", ErrReadOnly, name)
+}

@@ -1,0 +1,155 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/chockhq/chock/runtime/redact"
+)
+
+// ExecRequest is a call of the exec tool.
+type ExecRequest struct {
+	Argv       []string `json:"argv"`
+	Dir        string   `json:"dir,omitempty"`
+	Stdin      string   `json:"stdin,omitempty"`
+	Background bool     `json:"background,omitempty"`
+}
+
+// MaxOutput bounds what one call's stdout or stderr keeps.
+const MaxOutput = 1 << 20
+
+// boundedBuffer keeps the first MaxOutput bytes and counts the rest.
+type boundedBuffer struct {
+	buf     bytes.Buffer
+	dropped int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	room := MaxOutput - b.buf.Len()
+	if room <= 0 {
+		b.dropped += len(p)
+		return len(p), nil
+	}
+	if len(p) > room {
+		b.buf.Write(p[:room])
+		b.dropped += len(p) - room
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+// lookPath finds argv0 on the PATH of env (not of this process).
+func lookPath(argv0 string, env []string) (string, error) {
+	if strings.Contains(argv0, "/") {
+		return argv0, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			path = kv[5:]
+		}
+	}
+	for _, dir := range strings.Split(path, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		p := dir + "/" + argv0
+		if st, err := statExec(p); err == nil && st {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found on the call's PATH", argv0)
+}
+
+func statExec(p string) (bool, error) {
+	lp, err := exec.LookPath(p)
+	return err == nil && lp != "", err
+}
+
+// killGroup kills a process group.
+func killGroup(pid int) {
+	if pid > 0 {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// runExec runs the program with the call's environment: the base one plus
+// the secrets granted. Its output streams through the redactor.
+func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
+	r := c.Exec
+	env := append(append([]string(nil), s.opts.BaseEnv...), c.env...)
+	prog, err := lookPath(r.Argv[0], env)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(prog, r.Argv[1:]...)
+	cmd.Args[0] = r.Argv[0]
+	cmd.Env = env
+	cmd.Dir = r.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if r.Background {
+		// Given nothing, waited for by nobody; stopped when the session ends.
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.background = append(s.background, cmd.Process)
+		s.mu.Unlock()
+		go cmd.Wait()
+		return &Result{Background: true, PID: cmd.Process.Pid}, nil
+	}
+	if r.Stdin != "" {
+		cmd.Stdin = strings.NewReader(r.Stdin)
+	}
+	var stdout, stderr boundedBuffer
+	ow := redact.NewWriter(&stdout, s.redact)
+	ew := redact.NewWriter(&stderr, s.redact)
+	cmd.Stdout, cmd.Stderr = ow, ew
+	if err := cmd.Start(); err != nil {
+		if r.Dir != "" {
+			return nil, fmt.Errorf("starting %s in %s: %w", r.Argv[0], r.Dir, err)
+		}
+		return nil, fmt.Errorf("starting %s: %w", r.Argv[0], err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var runErr error
+	timedOut := false
+	select {
+	case runErr = <-done:
+	case <-ctx.Done():
+		killGroup(cmd.Process.Pid)
+		timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
+		select {
+		case runErr = <-done:
+		case <-time.After(5 * time.Second):
+			runErr = errors.New("the program did not exit after it was killed")
+		}
+	}
+	// The process group goes too: children must not outlive the call.
+	killGroup(cmd.Process.Pid)
+	ow.Close()
+	ew.Close()
+	res := &Result{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), TimedOut: timedOut,
+		Truncated: stdout.dropped > 0 || stderr.dropped > 0}
+	var exitErr *exec.ExitError
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+	case timedOut:
+		res.ExitCode = -1
+	default:
+		return nil, runErr
+	}
+	if timedOut {
+		res.ExitCode = -1
+	}
+	return res, nil
+}

@@ -1,0 +1,356 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/sessionlog"
+)
+
+// The known secret values of the leak tests. No test output, log, error or
+// file may ever contain one.
+var values = map[string]string{
+	"GITHUB_TOKEN": "ghp_LEAKCHECKgithubvalue0123456789",
+	"GCP_KEY":      "gcp-LEAKCHECK-file-bound-value-42",
+	"DEPLOY_KEY":   "deploy-LEAKCHECK-asked-value-99",
+	"BG_TOKEN":     "bg-LEAKCHECK-background-value-77",
+}
+
+const testPolicy = `.{
+    .policy = .{
+        .allow = .{ "exec.path.sh", "exec.path.true", "exec.path.false", "secret.use.GITHUB_TOKEN", "secret.use.GCP_KEY", "secret.use.BG_TOKEN", "secret.use.MISSING" },
+        .ask = .{ "secret.use.DEPLOY_KEY", "exec.path.ls" },
+        .deny = .{ "exec.path.curl", "secret.use.REFUSED" },
+    },
+    .secrets = .{
+        .{ .name = "GITHUB_TOKEN", .to = "exec.path.sh" },
+        .{ .name = "GCP_KEY", .to = "exec.path.sh", .bind = "file", .as = "GCP_FILE" },
+        .{ .name = "BG_TOKEN", .to = "exec.path.sh" },
+    },
+}`
+
+type fixture struct {
+	s       *Session
+	logDir  string
+	tempDir string
+	cfgDir  string
+}
+
+func newFixture(t *testing.T, policy string, stored map[string]string, asker Asker) *fixture {
+	t.Helper()
+	c, ds := config.Load("chock.zon", []byte(policy))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	out, err := compile.Compile(compile.Input{Config: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := eval.FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{logDir: t.TempDir(), tempDir: t.TempDir(), cfgDir: t.TempDir()}
+	store, err := credstore.Open(config.StoreFile, credstore.Options{ConfigDir: f.cfgDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range stored {
+		if err := store.Set(context.Background(), k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.s, err = New(context.Background(), Options{Engine: e, Config: c, Store: store, Asker: asker,
+		LogDir: f.logDir, TempDir: f.tempDir, BaseEnv: []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.s.Close() })
+	return f
+}
+
+func (f *fixture) exec(t *testing.T, timeout time.Duration, argv ...string) (*Result, error) {
+	t.Helper()
+	return f.s.Run(context.Background(), &Call{Tool: "exec", Timeout: timeout, Exec: &ExecRequest{Argv: argv}})
+}
+
+// assertNoLeak checks every place a value could escape to.
+func assertNoLeak(t *testing.T, f *fixture, outputs ...string) {
+	t.Helper()
+	f.s.Close()
+	check := func(where, text string) {
+		for name, v := range values {
+			if strings.Contains(text, v) {
+				t.Errorf("the value of %s leaked into %s", name, where)
+			}
+		}
+	}
+	for i, o := range outputs {
+		check(fmt.Sprintf("output %d", i), o)
+	}
+	logBytes, err := os.ReadFile(f.s.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the session log", string(logBytes))
+	if fi, _ := os.Stat(f.s.LogPath()); fi.Mode().Perm() != 0o600 {
+		t.Errorf("log mode %v", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(f.tempDir)
+	for _, e := range entries {
+		t.Errorf("a file was left behind in TMPDIR: %s", e.Name())
+	}
+}
+
+func TestEnvSecretIsGivenAndRedacted(t *testing.T) {
+	f := newFixture(t, testPolicy, values, nil)
+	res, err := f.exec(t, 0, "sh", "-c", `echo "token=$GITHUB_TOKEN"; echo "file=$(cat "$GCP_FILE")"; test "$(stat -c %a "$GCP_FILE")" = 600 && echo mode-ok`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "token=[secret:GITHUB_TOKEN]\nfile=[secret:GCP_KEY]\nmode-ok\n"
+	if res.Stdout != want || res.ExitCode != 0 {
+		t.Fatalf("stdout %q exit %d", res.Stdout, res.ExitCode)
+	}
+	evs, _ := sessionlog.Read(f.logDir, f.s.ID)
+	var used []string
+	for _, ev := range evs {
+		if ev["kind"] == "secret.used" {
+			line := fmt.Sprintf(`{"kind":"secret.used","name":%q,"action":%q,"bind":%q,"variable":%q}`, ev["name"], ev["action"], ev["bind"], ev["variable"])
+			used = append(used, line)
+			if len(ev) != 5 {
+				t.Errorf("secret.used has other fields than the seed's: %v", ev)
+			}
+		}
+	}
+	if len(used) != 3 || used[0] != `{"kind":"secret.used","name":"GITHUB_TOKEN","action":"exec.path.sh","bind":"env","variable":"GITHUB_TOKEN"}` ||
+		used[1] != `{"kind":"secret.used","name":"GCP_KEY","action":"exec.path.sh","bind":"file","variable":"GCP_FILE"}` {
+		t.Errorf("secret.used events: %v", used)
+	}
+	assertNoLeak(t, f, res.Stdout, res.Stderr)
+}
+
+func TestNextCallHasNoSecret(t *testing.T) {
+	policy := strings.Replace(testPolicy, `.{ .name = "GITHUB_TOKEN", .to = "exec.path.sh" },`, `.{ .name = "GITHUB_TOKEN", .to = "exec.path.true" },`, 1)
+	f := newFixture(t, policy, values, nil)
+	if _, err := f.exec(t, 0, "true"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.exec(t, 0, "sh", "-c", `echo "[$GITHUB_TOKEN]"; env | grep -c LEAKCHECK || true`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Stdout, "[]\n") {
+		t.Errorf("a secret for exec.path.true reached sh: %q", res.Stdout)
+	}
+	assertNoLeak(t, f, res.Stdout)
+}
+
+func TestStraddledOutputAndErrors(t *testing.T) {
+	f := newFixture(t, testPolicy, values, nil)
+	// The value printed in two pieces with a pause between, on stderr, with
+	// a failing exit.
+	res, err := f.exec(t, 0, "sh", "-c", `printf '%s' "$GITHUB_TOKEN" | head -c 16 >&2; sleep 0.2; printf '%s' "$GITHUB_TOKEN" | tail -c +17 >&2; exit 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stderr != "[secret:GITHUB_TOKEN]" || res.ExitCode != 3 {
+		t.Errorf("stderr %q exit %d", res.Stderr, res.ExitCode)
+	}
+	// A value in an error message: a working directory named after it.
+	_, err = f.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", "true"}, Dir: "/nonexistent/" + values["GITHUB_TOKEN"]}})
+	if err == nil || !strings.Contains(err.Error(), "[secret:GITHUB_TOKEN]") {
+		t.Errorf("error not redacted: %v", err)
+	}
+	assertNoLeak(t, f, res.Stdout, res.Stderr, fmt.Sprint(err))
+}
+
+func TestTimeLimit(t *testing.T) {
+	f := newFixture(t, testPolicy, values, nil)
+	start := time.Now()
+	res, err := f.exec(t, 300*time.Millisecond, "sh", "-c", `echo "$GITHUB_TOKEN"; cat "$GCP_FILE"; sleep 30`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.ExitCode != -1 || time.Since(start) > 20*time.Second {
+		t.Fatalf("timed out %v exit %d after %v", res.TimedOut, res.ExitCode, time.Since(start))
+	}
+	if !strings.Contains(res.Stdout, "[secret:GITHUB_TOKEN]") || !strings.Contains(res.Stdout, "[secret:GCP_KEY]") {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+	assertNoLeak(t, f, res.Stdout)
+}
+
+func TestRefusals(t *testing.T) {
+	f := newFixture(t, testPolicy+"", values, nil)
+	var r *RefusedError
+	// A denied program.
+	_, err := f.exec(t, 0, "curl", "https://example.invalid")
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "deny by project rule \"exec.path.curl\"") || r.Explanation == nil {
+		t.Fatalf("curl: %v", err)
+	}
+	// An ask without anybody to ask.
+	_, err = f.exec(t, 0, "ls")
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "answer was no") {
+		t.Fatalf("ls: %v", err)
+	}
+	assertNoLeak(t, f, fmt.Sprint(err))
+}
+
+func TestSecretRefusedOrMissing(t *testing.T) {
+	policy := `.{
+		.policy = .{ .allow = .{ "exec.path.sh", "secret.use.GITHUB_TOKEN" }, .deny = .{"secret.use.REFUSED"}, .ask = .{"secret.use.DEPLOY_KEY"} },
+		.secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "exec.path.sh" }, .{ .name = "REFUSED", .to = "exec.path.sh" } },
+	}`
+	f := newFixture(t, policy, values, nil)
+	var r *RefusedError
+	_, err := f.exec(t, 0, "sh", "-c", "echo never")
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "secret REFUSED") {
+		t.Fatalf("refused secret: %v", err)
+	}
+	missing := `.{ .policy = .{ .allow = .{ "exec.path.sh", "secret.use.*" } }, .secrets = .{ .{ .name = "NOT_STORED", .to = "exec.path.sh" } } }`
+	g := newFixture(t, missing, values, nil)
+	_, err = g.exec(t, 0, "sh", "-c", "echo never")
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "secret NOT_STORED is not in the file store (chock login --tool-secret NOT_STORED)") {
+		t.Fatalf("missing secret: %v", err)
+	}
+	asked := `.{ .policy = .{ .allow = .{ "exec.path.sh" }, .ask = .{ "secret.use.DEPLOY_KEY" } }, .secrets = .{ .{ .name = "DEPLOY_KEY", .to = "exec.path.sh" } } }`
+	yes := newFixture(t, asked, values, answer(true))
+	res, err := yes.exec(t, 0, "sh", "-c", `echo "$DEPLOY_KEY"`)
+	if err != nil || res.Stdout != "[secret:DEPLOY_KEY]\n" {
+		t.Fatalf("asked and allowed: %v %+v", err, res)
+	}
+	no := newFixture(t, asked, values, answer(false))
+	if _, err := no.exec(t, 0, "sh", "-c", `echo "$DEPLOY_KEY"`); !errors.As(err, &r) {
+		t.Fatalf("asked and refused: %v", err)
+	}
+	assertNoLeak(t, f)
+	assertNoLeak(t, yes, res.Stdout)
+}
+
+type answer bool
+
+func (a answer) Ask(context.Context, Question) (bool, error) { return bool(a), nil }
+
+func TestBackgroundGetsNothing(t *testing.T) {
+	f := newFixture(t, testPolicy, values, nil)
+	out := filepath.Join(t.TempDir(), "bg.txt")
+	res, err := f.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", `echo "[$BG_TOKEN][$GITHUB_TOKEN][$GCP_FILE]" > ` + out}, Background: true}})
+	if err != nil || !res.Background || res.PID == 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(out); err == nil && len(b) > 0 {
+			if string(b) != "[][][]\n" {
+				t.Fatalf("a background command was given secrets: %q", b)
+			}
+			assertNoLeak(t, f)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the background command did not run")
+}
+
+func TestTooManySecrets(t *testing.T) {
+	var b strings.Builder
+	stored := map[string]string{}
+	b.WriteString(`.{ .policy = .{ .allow = .{ "exec.path.sh", "secret.use.*" } }, .secrets = .{`)
+	for i := 0; i < MaxSlots+1; i++ {
+		fmt.Fprintf(&b, `.{ .name = "S%d", .to = "exec.path.sh" },`, i)
+		stored[fmt.Sprintf("S%d", i)] = fmt.Sprintf("value-number-%d-long-enough", i)
+	}
+	b.WriteString("} }")
+	f := newFixture(t, b.String(), stored, nil)
+	var r *RefusedError
+	if _, err := f.exec(t, 0, "sh", "-c", "true"); !errors.As(err, &r) || !strings.Contains(r.Reason, "9 secrets; a call has 8 redaction slots") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestSweepLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	// A crashed session's file: a pid that is not running.
+	cmd := exec.Command("true")
+	cmd.Run()
+	dead := cmd.ProcessState.Pid()
+	stale := filepath.Join(dir, fmt.Sprintf("%s%d-123", secretFilePrefix, dead))
+	os.WriteFile(stale, []byte("x"), 0o600)
+	live := filepath.Join(dir, fmt.Sprintf("%s%d-456", secretFilePrefix, os.Getpid()))
+	os.WriteFile(live, []byte("x"), 0o600)
+	if n := SweepSecretFiles(dir); n != 1 {
+		t.Errorf("swept %d files", n)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale file is still there")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Error("a live session's file was swept")
+	}
+}
+
+func TestNestedDecisionsNameTheirParent(t *testing.T) {
+	f := newFixture(t, testPolicy, values, nil)
+	if _, err := f.exec(t, 0, "sh", "-c", "true"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.Close()
+	evs, _ := sessionlog.Read(f.logDir, f.s.ID)
+	kinds := []string{}
+	for _, ev := range evs {
+		k := ev["kind"].(string)
+		if k == "decision" {
+			k += ":" + ev["action"].(string) + "<" + ev["parent"].(string)
+		}
+		kinds = append(kinds, k)
+	}
+	got := strings.Join(kinds, " ")
+	want := "session.start tool.call decision:exec.path.sh<c1 decision:secret.use.GITHUB_TOKEN<c1 decision:secret.use.GCP_KEY<c1 decision:secret.use.BG_TOKEN<c1 secret.used secret.used secret.used tool.result session.end"
+	if got != want {
+		t.Errorf("events:\n got %s\nwant %s", got, want)
+	}
+}
+
+// BenchmarkExecTrue: a brokered exec of /bin/true (policy, secrets query,
+// log) beside a plain os/exec run of the same.
+func BenchmarkExecTrue(b *testing.B) {
+	b.Run("brokered", func(b *testing.B) {
+		t := &testing.T{}
+		_ = t
+		c, _ := config.Load("chock.zon", []byte(`.{ .policy = .{ .allow = .{"exec.path.true"} } }`))
+		out, _ := compile.Compile(compile.Input{Config: c})
+		e, _ := eval.FromOutput(context.Background(), out)
+		s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(), BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		ctx := context.Background()
+		for b.Loop() {
+			if _, err := s.Run(ctx, &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"/bin/true"}}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("os-exec", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command("/bin/true")
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
