@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/chockhq/chock/compile"
@@ -32,6 +33,40 @@ type prepared struct {
 	secrets  rego.PreparedEvalQuery
 	revision string
 	meta     Meta
+	// A decision is a pure function of the bundle and the input, so
+	// answers are kept per prepared policy (a Swap starts afresh).
+	decisions cache[decisionKey, *Decision]
+	offers    cache[Target, []Secret]
+}
+
+type decisionKey struct {
+	action string
+	phase  config.Phase
+}
+
+// cacheSize bounds each cache; a full cache is emptied and refilled.
+const cacheSize = 4096
+
+// cache is a small bounded map safe for concurrent use.
+type cache[K comparable, V any] struct {
+	mu sync.RWMutex
+	m  map[K]V
+}
+
+func (c *cache[K, V]) get(k K) (V, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *cache[K, V]) put(k K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= cacheSize {
+		c.m = make(map[K]V)
+	}
+	c.m[k] = v
 }
 
 // Meta is what a compiled bundle records of its sources (data.chock.meta).
@@ -226,8 +261,13 @@ func actionInput(action string, phase config.Phase) ast.Value {
 
 // Decide asks the policy about one action at one phase. A malformed action
 // is not an error: it is denied, with Decision.Error saying why.
+// The result is the caller's to keep or change.
 func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
 	p := e.cur.Load()
+	key := decisionKey{action, phase}
+	if d, ok := p.decisions.get(key); ok {
+		return d.clone(), nil
+	}
 	rs, err := p.decide.Eval(ctx, rego.EvalParsedInput(actionInput(action, phase)))
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", action, err)
@@ -235,7 +275,31 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("the policy gave no decision for %s", action)
 	}
-	return toDecision(rs[0].Expressions[0].Value)
+	d, err := toDecision(rs[0].Expressions[0].Value)
+	if err != nil {
+		return nil, err
+	}
+	p.decisions.put(key, d.clone())
+	return d, nil
+}
+
+// clone copies a decision deeply enough that callers cannot change a
+// cached one.
+func (d *Decision) clone() *Decision {
+	c := *d
+	c.Layers = make([]Layer, len(d.Layers))
+	for i, l := range d.Layers {
+		c.Layers[i] = l
+		if l.Rule != nil {
+			r := *l.Rule
+			c.Layers[i].Rule = &r
+		}
+	}
+	if d.CappedBy != nil {
+		name := *d.CappedBy
+		c.CappedBy = &name
+	}
+	return &c
 }
 
 func toDecision(v any) (*Decision, error) {
@@ -325,11 +389,15 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 	if (t.Action == "") == (t.Server == "") {
 		return nil, errors.New("secrets: name an action or a server")
 	}
+	p := e.cur.Load()
+	if s, ok := p.offers.get(t); ok {
+		return append([]Secret(nil), s...), nil
+	}
 	in := ast.NewObject([2]*ast.Term{ast.InternedTerm("server"), ast.StringTerm(t.Server)})
 	if t.Action != "" {
 		in = ast.NewObject([2]*ast.Term{ast.InternedTerm("action"), ast.StringTerm(t.Action)})
 	}
-	rs, err := e.cur.Load().secrets.Eval(ctx, rego.EvalParsedInput(in))
+	rs, err := p.secrets.Eval(ctx, rego.EvalParsedInput(in))
 	if err != nil {
 		return nil, err
 	}
@@ -355,5 +423,6 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 		s.Line, s.Col = intOf(m["line"]), intOf(m["col"])
 		out = append(out, s)
 	}
+	p.offers.put(t, append([]Secret(nil), out...))
 	return out, nil
 }

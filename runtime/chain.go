@@ -173,10 +173,11 @@ func (s *Session) decide(ctx context.Context, act string, phase config.Phase, pa
 
 // permit turns a decision into go or no-go, asking where the policy asks.
 func (s *Session) permit(ctx context.Context, d *eval.Decision, parent string) error {
+	if d.Decision == config.Allow {
+		return nil
+	}
 	x := eval.Explain(d, s.opts.Config)
 	switch d.Decision {
-	case config.Allow:
-		return nil
 	case config.Ask:
 		ok, err := s.opts.Asker.Ask(ctx, Question{Action: d.Action, Phase: d.Phase, Explanation: x})
 		answer := "no"

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,7 +91,7 @@ func (l *Log) Event(kind string, stamp bool, fields ...Field) error {
 	}
 	b.WriteString("}\n")
 	line := b.Bytes()
-	if l.redact != nil {
+	if l.redact != nil && l.redact.Len() > 0 {
 		line = l.redact.Bytes(line) // belt and braces: values inside JSON escapes are caught above
 	}
 	l.mu.Lock()
@@ -106,7 +107,7 @@ func (l *Log) Event(kind string, stamp bool, fields ...Field) error {
 
 // clean redacts every string in v.
 func (l *Log) clean(v any) any {
-	if l.redact == nil {
+	if l.redact == nil || l.redact.Len() == 0 {
 		return v
 	}
 	switch x := v.(type) {
@@ -137,6 +138,20 @@ func (l *Log) clean(v any) any {
 }
 
 func writeJSON(b *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case string:
+		writeString(b, x)
+		return
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+		return
+	case int:
+		b.WriteString(strconv.Itoa(x))
+		return
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+		return
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
@@ -144,6 +159,34 @@ func writeJSON(b *bytes.Buffer, v any) {
 		return
 	}
 	b.Truncate(b.Len() - 1) // Encode's newline
+}
+
+// writeString writes s as a JSON string; invalid UTF-8 becomes U+FFFD,
+// as encoding/json writes it.
+func writeString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x2028 || r == 0x2029:
+			b.WriteString(`\u`)
+			for shift := 12; shift >= 0; shift -= 4 {
+				b.WriteByte(hex[(r>>uint(shift))&0xf])
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
 }
 
 // Close flushes and closes the file.
