@@ -44,6 +44,10 @@ func commands() map[string]command {
 		{"action", "action mcp-host SERVER URL | fetch URL | exec PATH: build an action name", runAction},
 		{"test", "test [--org FILE]... [--coverage] [CONFIG]: run the .expect policy tests", runTest},
 		{"reach", "reach [--org FILE]... [--write FILE | --check FILE] [CONFIG]: what the policy grants", runReach},
+		{"run", "run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] --script FILE: a session driven by a script of tool calls", runRun},
+		{"login", "login --tool-secret NAME: store a secret's value, read from standard input", runLogin},
+		{"logout", "logout --tool-secret NAME: remove a stored secret", runLogout},
+		{"sessions", "sessions list | sessions show ID [--json]: the session logs", runSessions},
 		{"lint", "lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]: check chock.zon", runLint},
 	}
 	m := make(map[string]command, len(cs))

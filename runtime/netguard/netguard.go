@@ -9,6 +9,7 @@ package netguard
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -85,6 +86,9 @@ type Checker struct {
 	MaxAddrs int
 	// DialTimeout bounds one connection attempt (10 s by default).
 	DialTimeout time.Duration
+	// TLS, when set, is the TLS configuration (tests give their own roots);
+	// the system's by default.
+	TLS *tls.Config
 }
 
 func (c *Checker) policy(a netip.Addr) string {
@@ -174,6 +178,7 @@ func (c *Checker) Client(timeout time.Duration) *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConns:          8,
+		TLSClientConfig:       c.TLS,
 		IdleConnTimeout:       30 * time.Second,
 	}
 	return &http.Client{

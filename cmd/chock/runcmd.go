@@ -1,0 +1,469 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/runtime"
+	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/sessionlog"
+	"golang.org/x/term"
+)
+
+// storeFor opens the credential store a chock.zon names; a missing file
+// means the default store.
+func storeFor(configFile string, io stdio) (credstore.Store, bool) {
+	kind := config.StoreFile
+	if src, err := os.ReadFile(configFile); err == nil {
+		c, ds := config.Load(configFile, src)
+		if ds.HasErrors() {
+			diag.WriteText(io.err, ds, diag.Sources{configFile: src})
+			return nil, false
+		}
+		kind = c.Credentials.Store
+	} else if !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+		return nil, false
+	}
+	st, err := credstore.Open(kind, credstore.Options{})
+	if err != nil {
+		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
+		return nil, false
+	}
+	return st, true
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) (int, bool) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return 0, false
+	}
+	fd := int(f.Fd())
+	return fd, term.IsTerminal(fd)
+}
+
+// runLogin implements `chock login --tool-secret NAME`: the value comes
+// from standard input (without echo on a terminal); no option takes it.
+func runLogin(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("login", io)
+	name := fs.String("tool-secret", "", "the secret's name, as chock.zon's secrets block gives it")
+	cfg := fs.String("config", "chock.zon", "the chock.zon whose .credentials.store to use")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock login --tool-secret NAME [--config FILE]   (the value is read from standard input)")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *name == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	st, ok := storeFor(*cfg, io)
+	if !ok {
+		return exitFailed
+	}
+	var value []byte
+	if fd, tty := isTerminal(io.in); tty {
+		fmt.Fprintf(io.err, "value of %s: ", *name)
+		b, err := term.ReadPassword(fd)
+		fmt.Fprintln(io.err)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock login: reading the value: %v\n", err)
+			return exitFailed
+		}
+		value = b
+	} else {
+		b, err := readLimited(io.in, 1<<20)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock login: reading the value: %v\n", err)
+			return exitFailed
+		}
+		value = bytes.TrimRight(b, "\r\n")
+	}
+	if len(value) < 4 {
+		fmt.Fprintf(io.err, "chock login: the value of %s is shorter than 4 bytes, too short to redact; nothing stored\n", *name)
+		return exitFailed
+	}
+	if err := st.Set(ctx, *name, string(value)); err != nil {
+		fmt.Fprintf(io.err, "chock login: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	fmt.Fprintf(io.err, "stored %s in the %s store\n", *name, st.Name())
+	return exitOK
+}
+
+// readLimited reads at most limit bytes.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("more than %d bytes", limit)
+	}
+	return b, nil
+}
+
+// runLogout implements `chock logout --tool-secret NAME`.
+func runLogout(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("logout", io)
+	name := fs.String("tool-secret", "", "the secret's name")
+	cfg := fs.String("config", "chock.zon", "the chock.zon whose .credentials.store to use")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *name == "" || fs.NArg() != 0 {
+		fmt.Fprintln(io.err, "usage: chock logout --tool-secret NAME [--config FILE]")
+		return exitUsage
+	}
+	st, ok := storeFor(*cfg, io)
+	if !ok {
+		return exitFailed
+	}
+	if err := st.Delete(ctx, *name); err != nil {
+		fmt.Fprintf(io.err, "chock logout: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	fmt.Fprintf(io.err, "removed %s from the %s store\n", *name, st.Name())
+	return exitOK
+}
+
+// runSessions implements `chock sessions list` and `chock sessions show ID [--json]`.
+func runSessions(ctx context.Context, args []string, io stdio) int {
+	usage := "usage: chock sessions list | chock sessions show ID [--json]"
+	if len(args) == 0 {
+		fmt.Fprintln(io.err, usage)
+		return exitUsage
+	}
+	dir, err := sessionlog.DefaultDir()
+	if err != nil {
+		fmt.Fprintf(io.err, "chock sessions: %v\n", err)
+		return exitFailed
+	}
+	switch args[0] {
+	case "list":
+		infos, err := sessionlog.List(dir)
+		if err != nil {
+			fmt.Fprintf(io.err, "chock sessions: %v\n", err)
+			return exitFailed
+		}
+		for _, in := range infos {
+			state := "open"
+			if in.Ended {
+				state = "ended"
+			}
+			rev := in.Revision
+			if len(rev) > 16 {
+				rev = rev[:16]
+			}
+			fmt.Fprintf(io.out, "%s  %s  policy %s  %d events  %s\n", in.ID, in.Start.Format(time.RFC3339), rev, in.Events, state)
+		}
+		return exitOK
+	case "show":
+		fs := newFlags("sessions show", io)
+		asJSON := fs.Bool("json", false, "print the events as the log holds them, one JSON object a line")
+		if code, ok := parseFlags(fs, args[1:]); !ok {
+			return code
+		}
+		if fs.NArg() != 1 {
+			fmt.Fprintln(io.err, usage)
+			return exitUsage
+		}
+		if *asJSON {
+			lines, err := sessionlog.ReadLines(dir, fs.Arg(0))
+			if err != nil {
+				fmt.Fprintf(io.err, "chock sessions: %v\n", err)
+				return exitFailed
+			}
+			for _, l := range lines {
+				fmt.Fprintf(io.out, "%s\n", l)
+			}
+			return exitOK
+		}
+		evs, err := sessionlog.Read(dir, fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(io.err, "chock sessions: %v\n", err)
+			return exitFailed
+		}
+		for _, ev := range evs {
+			fmt.Fprintln(io.out, eventLine(ev))
+		}
+		return exitOK
+	}
+	fmt.Fprintln(io.err, usage)
+	return exitUsage
+}
+
+// eventLine renders an event on one line: time, kind, then key=value.
+func eventLine(ev sessionlog.Event) string {
+	var b strings.Builder
+	if t, ok := ev["time"].(string); ok {
+		b.WriteString(t)
+		b.WriteString("  ")
+	}
+	kind, _ := ev["kind"].(string)
+	b.WriteString(kind)
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		if k != "kind" && k != "time" {
+			keys = append(keys, k)
+		}
+	}
+	sortStrings(keys)
+	for _, k := range keys {
+		v := ev[k]
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+			if strings.ContainsAny(s, " \n\t\"") || s == "" {
+				q, _ := json.Marshal(s)
+				s = string(q)
+			}
+		default:
+			q, _ := json.Marshal(x)
+			s = string(q)
+		}
+		fmt.Fprintf(&b, " %s=%s", k, s)
+	}
+	return b.String()
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// scriptCall is one line of a script: a tool call as a model would issue it.
+type scriptCall struct {
+	Tool       string   `json:"tool"`
+	Argv       []string `json:"argv"`
+	Dir        string   `json:"dir"`
+	Stdin      string   `json:"stdin"`
+	Timeout    string   `json:"timeout"`
+	Background bool     `json:"background"`
+	URL        string   `json:"url"`
+}
+
+// runRun implements `chock run --script FILE`.
+func runRun(ctx context.Context, args []string, io stdio) int {
+	fs := newFlags("run", io)
+	var pf policyFlags
+	pf.add(fs)
+	script := fs.String("script", "", "a JSONL file of tool calls: {\"tool\":\"exec\",\"argv\":[...]} or {\"tool\":\"fetch_url\",\"url\":\"...\"}")
+	ask := fs.String("ask", "", "how ask decisions are answered: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
+	asJSON := fs.Bool("json", false, "print each result as one line of JSON")
+	exitCode := fs.Bool("exit-code", false, "exit 1 if any call was refused or failed")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "usage: chock run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] [--json] --script FILE")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *script == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	raw, err := readInput(*script, io)
+	if err != nil {
+		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	calls, err := parseScript(raw)
+	if err != nil {
+		fmt.Fprintf(io.err, "chock run: %s: %s\n", *script, oneLine(err.Error()))
+		return exitFailed
+	}
+	p, code, ok := pf.load(ctx, io)
+	if !ok {
+		return code
+	}
+	var asker runtime.Asker = runtime.DenyAsker{}
+	_, tty := isTerminal(io.in)
+	switch *ask {
+	case "prompt":
+		if !tty {
+			fmt.Fprintln(io.err, "chock run: --ask prompt needs a terminal on standard input")
+			return exitUsage
+		}
+		asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
+	case "deny":
+	case "":
+		if tty {
+			asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
+		}
+	default:
+		fmt.Fprintf(io.err, "chock run: unknown --ask %q (want prompt or deny)\n", *ask)
+		return exitUsage
+	}
+	storeKind := config.StoreFile
+	if p.config != nil {
+		storeKind = p.config.Credentials.Store
+	}
+	store, err := credstore.Open(storeKind, credstore.Options{})
+	if err != nil {
+		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	s, err := runtime.New(ctx, runtime.Options{Engine: p.engine, Config: p.config, Store: store, Asker: asker})
+	if err != nil {
+		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.engine.Revision()), s.LogPath())
+	failed := false
+	for i, sc := range calls {
+		call := &runtime.Call{Tool: sc.Tool}
+		if sc.Timeout != "" {
+			call.Timeout, _ = time.ParseDuration(sc.Timeout)
+		}
+		switch sc.Tool {
+		case "exec":
+			call.Exec = &runtime.ExecRequest{Argv: sc.Argv, Dir: sc.Dir, Stdin: sc.Stdin, Background: sc.Background}
+		case "fetch_url":
+			call.Fetch = &runtime.FetchRequest{URL: sc.URL}
+		}
+		res, err := s.Run(ctx, call)
+		printResult(io.out, i+1, sc, call, res, err, *asJSON, p.sources)
+		if err != nil {
+			failed = true
+		}
+	}
+	if err := s.Close(); err != nil {
+		fmt.Fprintf(io.err, "chock run: closing the session: %v\n", err)
+		return exitFailed
+	}
+	if failed && *exitCode {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func short(rev string) string {
+	if len(rev) > 16 {
+		return rev[:16]
+	}
+	return rev
+}
+
+// parseScript reads a JSONL script, checking every line before any runs.
+func parseScript(raw []byte) ([]scriptCall, error) {
+	var calls []scriptCall
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		var c scriptCall
+		d := json.NewDecoder(strings.NewReader(text))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&c); err != nil {
+			return nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		switch c.Tool {
+		case "exec":
+			if len(c.Argv) == 0 {
+				return nil, fmt.Errorf("line %d: exec needs argv", line)
+			}
+		case "fetch_url":
+			if c.URL == "" {
+				return nil, fmt.Errorf("line %d: fetch_url needs url", line)
+			}
+		default:
+			return nil, fmt.Errorf("line %d: unknown tool %q (exec or fetch_url)", line, c.Tool)
+		}
+		if c.Timeout != "" {
+			if _, err := time.ParseDuration(c.Timeout); err != nil {
+				return nil, fmt.Errorf("line %d: timeout: %v", line, err)
+			}
+		}
+		calls = append(calls, c)
+	}
+	return calls, sc.Err()
+}
+
+func printResult(w io.Writer, n int, sc scriptCall, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
+	var refused *runtime.RefusedError
+	if asJSON {
+		out := map[string]any{"call": n, "tool": sc.Tool, "action": call.Action}
+		switch {
+		case errors.As(err, &refused):
+			out["status"], out["reason"] = "refused", refused.Reason
+			if refused.Explanation != nil {
+				out["explanation"] = refused.Explanation
+			}
+		case err != nil:
+			out["status"], out["error"] = "error", err.Error()
+		default:
+			out["status"], out["result"] = "done", res
+		}
+		b, _ := json.Marshal(out)
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	what := strings.Join(sc.Argv, " ")
+	if sc.Tool == "fetch_url" {
+		what = sc.URL
+	}
+	fmt.Fprintf(w, "[%d] %s %s  (%s)\n", n, sc.Tool, what, call.Action)
+	switch {
+	case errors.As(err, &refused):
+		fmt.Fprintf(w, "    REFUSED: %s\n", refused.Reason)
+		if refused.Explanation != nil {
+			var b bytes.Buffer
+			refused.Explanation.WriteText(&b, src)
+			for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+				fmt.Fprintf(w, "    | %s\n", l)
+			}
+		}
+	case err != nil:
+		fmt.Fprintf(w, "    ERROR: %s\n", err)
+	case res.Background:
+		fmt.Fprintf(w, "    started in the background, pid %d (given no secrets)\n", res.PID)
+	default:
+		if sc.Tool == "fetch_url" {
+			fmt.Fprintf(w, "    status %d\n", res.Status)
+			writeIndented(w, "body", res.Body)
+		} else {
+			fmt.Fprintf(w, "    exit %d", res.ExitCode)
+			if res.TimedOut {
+				fmt.Fprint(w, " (time limit reached)")
+			}
+			fmt.Fprintln(w)
+			writeIndented(w, "stdout", res.Stdout)
+			writeIndented(w, "stderr", res.Stderr)
+		}
+		if res.Truncated {
+			fmt.Fprintln(w, "    (output truncated at 1 MiB)")
+		}
+	}
+}
+
+func writeIndented(w io.Writer, label, text string) {
+	if text == "" {
+		return
+	}
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(w, "    %s| %s\n", label, l)
+	}
+}
