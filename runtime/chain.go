@@ -312,8 +312,11 @@ func (s *Session) redaction(ctx context.Context, c *Call, next Handler) (*Result
 	return res, err
 }
 
-// perform runs the action.
+// perform runs the action, once the events that led to it are on disk.
 func (s *Session) perform(ctx context.Context, c *Call) (*Result, error) {
+	if err := s.log.Flush(); err != nil {
+		return nil, fmt.Errorf("session log: %w", err)
+	}
 	switch {
 	case c.Exec != nil:
 		return s.runExec(ctx, c)

@@ -102,6 +102,21 @@ func (l *Log) Event(kind string, stamp bool, fields ...Field) error {
 	if _, err := l.w.Write(line); err != nil {
 		return err
 	}
+	switch kind {
+	case "decision", "tool.call", "secret.used", "ask":
+		// Flushed with the call's result, or by Flush before its action runs.
+		return nil
+	}
+	return l.w.Flush()
+}
+
+// Flush writes buffered events to the file.
+func (l *Log) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		return nil
+	}
 	return l.w.Flush()
 }
 
@@ -150,6 +165,16 @@ func writeJSON(b *bytes.Buffer, v any) {
 		return
 	case int64:
 		b.WriteString(strconv.FormatInt(x, 10))
+		return
+	case []string:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, e)
+		}
+		b.WriteByte(']')
 		return
 	}
 	enc := json.NewEncoder(b)
