@@ -11,6 +11,9 @@ function name(   n) {
 /^BenchmarkParse\// { n = name(); sub(/^BenchmarkParse\//, "", n); zon[n] = value("MB/s") }
 /^BenchmarkJSONDecode\// { n = name(); sub(/^BenchmarkJSONDecode\//, "", n); js[n] = value("MB/s") }
 /^BenchmarkDecision\// { n = name(); sub(/^BenchmarkDecision\//, "", n); dec[n] = value("ns/op") }
+/^BenchmarkExecTrue\// { n = name(); sub(/^BenchmarkExecTrue\//, "", n); ex[n] = value("ns/op") }
+/^BenchmarkRedact/ { red = value("MB/s") }
+/^BenchmarkCopy/ { cp = value("MB/s") }
 /^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
 END {
 	for (k in zon) if (js[k] > 0)
@@ -23,4 +26,8 @@ END {
 	}
 	for (k in eng)
 		printf "eval.Engine decisions per second, %s: %d\n", k, eng[k]
+	if (ex["os-exec"] > 0)
+		printf "ratio brokered exec of /bin/true / os/exec %.2f (%s vs %s ns/op)\n", ex["brokered"] / ex["os-exec"], ex["brokered"], ex["os-exec"]
+	if (cp > 0)
+		printf "ratio redaction with 8 values / io.Copy throughput %.2f (%s vs %s MB/s)\n", red / cp, red, cp
 }

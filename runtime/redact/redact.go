@@ -176,7 +176,7 @@ func (s *Set) scan(b []byte, limit int, emit func([]byte)) int {
 		for _, h := range a.hits {
 			start := pos - h.off
 			v := s.values[h.entry].value
-			if start >= 0 && start < limit && start+len(v) <= len(b) && bytes.Equal(b[start:start+len(v)], v) {
+			if start >= 0 && start < limit && start+len(v) <= len(b) && b[start] == v[0] && bytes.Equal(b[start:start+len(v)], v) {
 				ms = append(ms, match{start: start, end: start + len(v), entry: h.entry})
 			}
 		}
