@@ -1,0 +1,26 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+)
+
+func TestTerminalAsker(t *testing.T) {
+	d := &eval.Decision{Action: "exec.path.ls", Decision: config.Ask, Layers: []eval.Layer{{Layer: "project", Name: "project", Decision: config.Ask}}}
+	q := Question{Action: "exec.path.ls", Explanation: eval.Explain(d, nil)}
+	for input, want := range map[string]bool{"y\n": true, "yes\n": true, "n\n": false, "\n": false, "": false, "maybe\n": false} {
+		var out strings.Builder
+		a := &TerminalAsker{In: strings.NewReader(input), Out: &out}
+		got, err := a.Ask(context.Background(), q)
+		if err != nil || got != want {
+			t.Errorf("%q: %v %v", input, got, err)
+		}
+		if !strings.Contains(out.String(), "Allow exec.path.ls this once? [y/N]") || !strings.Contains(out.String(), "exec.path.ls at loop: ASK") {
+			t.Errorf("prompt: %q", out.String())
+		}
+	}
+}
