@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,22 +169,11 @@ func ReadOrgBundle(name string, r io.Reader, verify *Key) (*config.Org, error) {
 
 // orgFromData rebuilds an org from data.chock.meta of an org-only bundle.
 func orgFromData(name string, data map[string]any) (*config.Org, error) {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		Chock struct {
-			Meta struct {
-				Kind   string      `json:"kind"`
-				Layers []layerMeta `json:"layers"`
-			} `json:"meta"`
-		} `json:"chock"`
-	}
-	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&doc); err != nil || doc.Chock.Meta.Kind != "org" || len(doc.Chock.Meta.Layers) != 1 {
+	m, ok := MetaOf(data)
+	if !ok || m.Kind != "org" || len(m.Layers) != 1 {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotOrgBundle)
 	}
-	l := doc.Chock.Meta.Layers[0]
+	l := m.Layers[0]
 	org := &config.Org{File: l.File, Name: config.Text{Value: l.Name}, Version: config.Text{Value: l.Version}}
 	def, ok := config.ParseDecision(l.Default)
 	if !ok || l.Name == "" {

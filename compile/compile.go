@@ -132,8 +132,31 @@ func (o *Output) digest() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ruleMeta is a rule as data.json keeps it.
-type ruleMeta struct {
+// Meta is data.chock.meta: what a compiled bundle records of its sources,
+// enough to rebuild an org layer from an org-only bundle and to explain a
+// decision with positions.
+type Meta struct {
+	Kind        string       `json:"kind"` // "project" or "org"
+	Layers      []LayerMeta  `json:"layers"`
+	Secrets     []SecretMeta `json:"secrets,omitempty"`
+	Servers     []ServerMeta `json:"servers,omitempty"`
+	MaxSegments int          `json:"max_segments"`
+}
+
+// LayerMeta is one layer and its rules.
+type LayerMeta struct {
+	Kind       string     `json:"kind"`
+	Name       string     `json:"name"`
+	Version    string     `json:"version,omitempty"`
+	File       string     `json:"file"`
+	Default    string     `json:"default"`
+	DefaultSet bool       `json:"default_set"`
+	DefaultPos []int      `json:"default_pos,omitempty"`
+	Rules      []RuleMeta `json:"rules"`
+}
+
+// RuleMeta is one rule with its position.
+type RuleMeta struct {
 	Pattern  string `json:"pattern"`
 	Decision string `json:"decision"`
 	Why      string `json:"why"`
@@ -142,20 +165,8 @@ type ruleMeta struct {
 	Col      int    `json:"col"`
 }
 
-// layerMeta is a layer as data.json keeps it: enough to rebuild the org
-// layer from an org-only bundle, and to explain a decision with positions.
-type layerMeta struct {
-	Kind       string     `json:"kind"`
-	Name       string     `json:"name"`
-	Version    string     `json:"version,omitempty"`
-	File       string     `json:"file"`
-	Default    string     `json:"default"`
-	DefaultSet bool       `json:"default_set"`
-	DefaultPos []int      `json:"default_pos,omitempty"`
-	Rules      []ruleMeta `json:"rules"`
-}
-
-type secretMeta struct {
+// SecretMeta is one secrets entry.
+type SecretMeta struct {
 	Name string `json:"name"`
 	To   string `json:"to"`
 	Bind string `json:"bind"`
@@ -165,50 +176,65 @@ type secretMeta struct {
 	Col  int    `json:"col"`
 }
 
-type serverMeta struct {
+// ServerMeta is one MCP server entry.
+type ServerMeta struct {
 	Name    string   `json:"name"`
 	URL     string   `json:"url,omitempty"`
 	Command []string `json:"command,omitempty"`
 }
 
+// MetaOf reads data.chock.meta from a bundle's data.
+func MetaOf(data map[string]any) (*Meta, bool) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, false
+	}
+	var doc struct {
+		Chock struct {
+			Meta *Meta `json:"meta"`
+		} `json:"chock"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc.Chock.Meta == nil {
+		return nil, false
+	}
+	return doc.Chock.Meta, true
+}
+
 // meta is data.chock.meta: the compiled model in plain data.
-func meta(kind string, ls []*Layer, c *config.Config) map[string]any {
-	var lm []layerMeta
+func meta(kind string, ls []*Layer, c *config.Config) Meta {
+	out := Meta{Kind: kind, MaxSegments: MaxSegments}
 	for _, l := range ls {
-		m := layerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
-			Default: l.Policy.Default.String(), DefaultSet: l.Policy.DefaultSet, Rules: []ruleMeta{}}
+		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
+			Default: l.Policy.Default.String(), DefaultSet: l.Policy.DefaultSet, Rules: []RuleMeta{}}
 		if l.Policy.DefaultSet {
 			m.DefaultPos = []int{l.Policy.DefaultSpan.Start.Line, l.Policy.DefaultSpan.Start.Col}
 		}
 		for _, r := range l.Policy.Rules {
-			m.Rules = append(m.Rules, ruleMeta{Pattern: r.Pattern.String(), Decision: r.Decision.String(), Why: r.Why.Value,
+			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision.String(), Why: r.Why.Value,
 				File: r.Span.File, Line: r.Span.Start.Line, Col: r.Span.Start.Col})
 		}
-		lm = append(lm, m)
+		out.Layers = append(out.Layers, m)
 	}
-	out := map[string]any{"kind": kind, "layers": lm, "max_segments": MaxSegments}
 	if c != nil {
-		ss := []secretMeta{}
+		out.Secrets, out.Servers = []SecretMeta{}, []ServerMeta{}
 		for _, s := range c.Secrets {
-			ss = append(ss, secretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.String(), As: s.Variable(),
+			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.String(), As: s.Variable(),
 				File: s.Span.File, Line: s.Span.Start.Line, Col: s.Span.Start.Col})
 		}
-		sv := []serverMeta{}
 		for _, s := range c.Servers {
-			m := serverMeta{Name: s.Name.Value, URL: s.URL.Value}
+			m := ServerMeta{Name: s.Name.Value, URL: s.URL.Value}
 			for _, a := range s.Command {
 				m.Command = append(m.Command, a.Value)
 			}
-			sv = append(sv, m)
+			out.Servers = append(out.Servers, m)
 		}
-		out["secrets"], out["servers"] = ss, sv
 	}
 	return out
 }
 
 // plain round-trips v through JSON, so the data is plain maps, slices and
 // numbers, as a bundle reader gives it back.
-func plain(v map[string]any) map[string]any {
+func plain(v any) map[string]any {
 	b, _ := json.Marshal(v)
 	var out map[string]any
 	_ = json.Unmarshal(b, &out)

@@ -4,7 +4,6 @@
 package eval
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,52 +69,10 @@ func (c *cache[K, V]) put(k K, v V) {
 }
 
 // Meta is what a compiled bundle records of its sources (data.chock.meta).
-type Meta struct {
-	Kind    string       `json:"kind"`
-	Layers  []LayerMeta  `json:"layers"`
-	Secrets []SecretMeta `json:"secrets"`
-	Servers []ServerMeta `json:"servers"`
-}
+type Meta = compile.Meta
 
-// LayerMeta describes one layer and its rules.
-type LayerMeta struct {
-	Kind       string     `json:"kind"`
-	Name       string     `json:"name"`
-	Version    string     `json:"version,omitempty"`
-	File       string     `json:"file"`
-	Default    string     `json:"default"`
-	DefaultSet bool       `json:"default_set"`
-	DefaultPos []int      `json:"default_pos,omitempty"`
-	Rules      []RuleMeta `json:"rules"`
-}
-
-// RuleMeta is one rule with its position.
-type RuleMeta struct {
-	Pattern  string `json:"pattern"`
-	Decision string `json:"decision"`
-	Why      string `json:"why"`
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Col      int    `json:"col"`
-}
-
-// SecretMeta is one secrets entry.
-type SecretMeta struct {
-	Name string `json:"name"`
-	To   string `json:"to"`
-	Bind string `json:"bind"`
-	As   string `json:"as"`
-	File string `json:"file"`
-	Line int    `json:"line"`
-	Col  int    `json:"col"`
-}
-
-// ServerMeta is one MCP server entry.
-type ServerMeta struct {
-	Name    string   `json:"name"`
-	URL     string   `json:"url,omitempty"`
-	Command []string `json:"command,omitempty"`
-}
+// RuleMeta is one rule of a layer, with its position.
+type RuleMeta = compile.RuleMeta
 
 // New prepares an engine from a bundle.
 func New(ctx context.Context, b *bundle.Bundle) (*Engine, error) {
@@ -165,19 +122,12 @@ func ReadBundle(r io.Reader, verify *compile.Key) (*bundle.Bundle, error) {
 var ErrNotChockBundle = errors.New("not a bundle compiled by chock")
 
 func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
-	raw, err := json.Marshal(b.Data)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		Chock struct {
-			Meta *Meta `json:"meta"`
-		} `json:"chock"`
-	}
-	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&doc); err != nil || doc.Chock.Meta == nil {
+	m, ok := compile.MetaOf(b.Data)
+	if !ok {
 		return nil, ErrNotChockBundle
 	}
-	p := &prepared{revision: b.Manifest.Revision, meta: *doc.Chock.Meta}
+	p := &prepared{revision: b.Manifest.Revision, meta: *m}
+	var err error
 	p.decide, err = rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the decision query: %w", err)

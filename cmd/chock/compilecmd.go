@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/chockhq/chock/compile"
-	"github.com/chockhq/chock/diag"
 )
 
 // keyFlags are the signing and verification flags, named as opa build and
@@ -107,16 +106,8 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 	if !ok {
 		return code
 	}
-	// A file with lint errors does not compile.
-	if ds := l.lintAll(); ds.HasErrors() {
-		var errs diag.List
-		for _, d := range ds {
-			if d.Severity == diag.Error {
-				errs = append(errs, d)
-			}
-		}
-		diag.WriteText(io.err, errs, l.sources)
-		fmt.Fprintf(io.err, "chock compile: %d errors; nothing written (chock lint shows every finding)\n", len(errs))
+	// A file with lint errors does not compile, and nothing is written.
+	if l.refuseErrors(io, "compile") {
 		return exitFailed
 	}
 	in := compile.Input{Orgs: l.orgs}

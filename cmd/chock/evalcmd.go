@@ -81,15 +81,7 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
 	if !ok {
 		return nil, code, false
 	}
-	if ds := l.lintAll(); ds.HasErrors() {
-		var errs diag.List
-		for _, d := range ds {
-			if d.Severity == diag.Error {
-				errs = append(errs, d)
-			}
-		}
-		diag.WriteText(io.err, errs, l.sources)
-		fmt.Fprintf(io.err, "chock: %d errors in the policy; fix them first (chock lint shows every finding)\n", len(errs))
+	if l.refuseErrors(io, "policy") {
 		return nil, exitFailed, false
 	}
 	out, err := compile.Compile(compile.Input{Config: l.configs[0], Orgs: l.orgs})

@@ -70,6 +70,24 @@ func load(files, orgFiles []string, verify *compile.Key, io stdio) (*loaded, int
 	return l, exitOK, true
 }
 
+// refuseErrors reports the lint errors of what was loaded on stderr and
+// returns true when there are any: a policy with errors is not compiled.
+func (l *loaded) refuseErrors(io stdio, what string) bool {
+	ds := l.lintAll()
+	if !ds.HasErrors() {
+		return false
+	}
+	var errs diag.List
+	for _, d := range ds {
+		if d.Severity == diag.Error {
+			errs = append(errs, d)
+		}
+	}
+	diag.WriteText(io.err, errs, l.sources)
+	fmt.Fprintf(io.err, "chock %s: %d errors; nothing written (chock lint shows every finding)\n", what, len(errs))
+	return true
+}
+
 // isGzip reports whether b starts with the gzip magic number.
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 

@@ -44,8 +44,7 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 	if !ok {
 		return code
 	}
-	if ds := l.lintAll(); ds.HasErrors() {
-		fmt.Fprintf(io.err, "chock reach: the policy has lint errors; run chock lint\n")
+	if l.refuseErrors(io, "reach") {
 		return exitFailed
 	}
 	lines := reach.Report(l.configs[0], l.orgs)

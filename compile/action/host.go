@@ -79,8 +79,8 @@ func URLHost(raw string) (string, error) {
 	return h, nil
 }
 
-// MCPHost builds mcp.<server>.host.<host> for a server's URL.
-func MCPHost(server, rawURL string) (string, error) {
+// hostAction is prefix followed by the host of rawURL, last label first.
+func hostAction(prefix, rawURL string) (string, error) {
 	h, err := URLHost(rawURL)
 	if err != nil {
 		return "", err
@@ -89,20 +89,17 @@ func MCPHost(server, rawURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "mcp." + server + ".host." + segs, nil
+	return prefix + segs, nil
+}
+
+// MCPHost builds mcp.<server>.host.<host> for a server's URL.
+func MCPHost(server, rawURL string) (string, error) {
+	return hostAction("mcp."+server+".host.", rawURL)
 }
 
 // Fetch builds net.fetch.<host> for a URL the fetch_url tool reaches.
 func Fetch(rawURL string) (string, error) {
-	h, err := URLHost(rawURL)
-	if err != nil {
-		return "", err
-	}
-	segs, err := HostSegments(h)
-	if err != nil {
-		return "", err
-	}
-	return "net.fetch." + segs, nil
+	return hostAction("net.fetch.", rawURL)
 }
 
 // Exec builds exec.path.<program> from argv[0]: its base name, where a dot

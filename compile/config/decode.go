@@ -290,20 +290,28 @@ func (d *decoder) pattern(t Text) (action.Pattern, bool) {
 	return p, false
 }
 
-func (d *decoder) decision(v *zon.Value, what string) (Decision, bool) {
+// enum reads an enumerated value, written as an enum literal or a string,
+// and returns its index in names. An unknown name is reported with code,
+// naming the nearest known one.
+func (d *decoder) enum(v *zon.Value, what, noun, code string, names []string) (int, bool) {
 	n, ok := d.name(v, what)
 	if !ok {
 		return 0, false
 	}
-	dec, ok := ParseDecision(n)
-	if !ok {
-		hint := "use .allow, .ask or .deny"
-		if near := nearest(n, decisionNames); near != "" {
-			hint = fmt.Sprintf("did you mean .%s?", near)
-		}
-		d.add(v.Span, diag.Error, CodeUnknownDecision, fmt.Sprintf("unknown decision %q", n), hint)
+	if i := index(names, n); i >= 0 {
+		return i, true
 	}
-	return dec, ok
+	hint := "use ." + strings.Join(names, ", .")
+	if near := nearest(n, names); near != "" {
+		hint = fmt.Sprintf("did you mean .%s?", near)
+	}
+	d.add(v.Span, diag.Error, code, fmt.Sprintf("unknown %s %q", noun, n), hint)
+	return 0, false
+}
+
+func (d *decoder) decision(v *zon.Value, what string) (Decision, bool) {
+	i, ok := d.enum(v, what, "decision", CodeUnknownDecision, decisionNames)
+	return Decision(i), ok
 }
 
 func (d *decoder) policy(v *zon.Value) Policy {
@@ -390,20 +398,9 @@ func (d *decoder) secret(v *zon.Value) *Secret {
 				s.ToPattern, s.ToOK = d.pattern(s.To)
 			}
 		case "bind":
-			n, ok := d.name(f.Value, ".bind")
-			if !ok {
-				continue
-			}
-			s.BindSpan, s.BindSet = f.Value.Span, true
-			i := index(bindNames, n)
-			if i < 0 {
-				hint := `use "env", "file" or "header"`
-				if near := nearest(n, bindNames); near != "" {
-					hint = fmt.Sprintf("did you mean %q?", near)
-				}
-				d.add(f.Value.Span, diag.Error, CodeUnknownBind, fmt.Sprintf("unknown bind %q", n), hint)
-				continue
-			}
+			s.BindSpan = f.Value.Span
+			i, ok := d.enum(f.Value, ".bind", "bind", CodeUnknownBind, bindNames)
+			s.BindSet = s.BindSet || ok || f.Value.Kind == zon.KindString || f.Value.Kind == zon.KindEnum
 			s.Bind = Bind(i)
 		case "as":
 			s.As, _ = d.text(f.Value, ".as")
@@ -464,20 +461,9 @@ func (d *decoder) server(v *zon.Value) *Server {
 func (d *decoder) credentials(v *zon.Value) Credentials {
 	c := Credentials{Span: v.Span}
 	for _, f := range d.fields(v, ".credentials", []string{"store"}) {
-		n, ok := d.name(f.Value, ".credentials.store")
-		if !ok {
-			continue
+		if i, ok := d.enum(f.Value, ".credentials.store", "credential store", CodeUnknownStore, storeNames); ok {
+			c.Store, c.StoreSpan = Store(i), f.Value.Span
 		}
-		i := index(storeNames, n)
-		if i < 0 {
-			hint := "use .file, .env, .keyring or .secretspec"
-			if near := nearest(n, storeNames); near != "" {
-				hint = fmt.Sprintf("did you mean .%s?", near)
-			}
-			d.add(f.Value.Span, diag.Error, CodeUnknownStore, fmt.Sprintf("unknown credential store %q", n), hint)
-			continue
-		}
-		c.Store, c.StoreSpan = Store(i), f.Value.Span
 	}
 	return c
 }
@@ -516,21 +502,8 @@ func (d *decoder) expectation(v *zon.Value) *Expectation {
 			dec, dok := d.decision(f.Value, ".decision")
 			x.Decision, x.DecisionSpan, ok = dec, f.Value.Span, ok && dok
 		case "phase":
-			n, nok := d.name(f.Value, ".phase")
-			if !nok {
-				ok = false
-				continue
-			}
-			ph, pok := ParsePhase(n)
-			if !pok {
-				hint := "use .loop or .start"
-				if near := nearest(n, []string{"loop", "start"}); near != "" {
-					hint = fmt.Sprintf("did you mean .%s?", near)
-				}
-				d.add(f.Value.Span, diag.Error, CodeUnknownPhase, fmt.Sprintf("unknown phase %q", n), hint)
-				ok = false
-			}
-			x.Phase, x.PhaseSpan = ph, f.Value.Span
+			i, pok := d.enum(f.Value, ".phase", "phase", CodeUnknownPhase, []string{"loop", "start"})
+			x.Phase, x.PhaseSpan, ok = Phase(i), f.Value.Span, ok && pok
 		case "layer":
 			x.Layer, _ = d.text(f.Value, ".layer")
 		case "rule":
