@@ -305,17 +305,8 @@ func (p *fastParser) initList(dot rawTok) (*Value, bool) {
 			return nil, false
 		}
 		v.Elems = append(v.Elems, e)
-		t = p.peek(0)
-		if p.isPunct(t, ",") {
-			p.advance(1)
-			t = p.peek(0)
-		} else if !p.isPunct(t, "}") {
-			return nil, false
-		}
-		if p.isPunct(t, "}") {
-			p.advance(1)
-			v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
-			return v, p.plainEnd()
+		if closed, ok := p.afterElement(v, dot); closed || !ok {
+			return v, ok
 		}
 	}
 }
@@ -362,17 +353,27 @@ func (p *fastParser) structBody(dot rawTok) (*Value, bool) {
 			NameSpan: diag.Span{File: p.file, Start: p.pos(n1), End: p.endPos(n1)},
 			Value:    fv,
 		})
-		t = p.peek(0)
-		if p.isPunct(t, ",") {
-			p.advance(1)
-			t = p.peek(0)
-		} else if !p.isPunct(t, "}") {
-			return nil, false
-		}
-		if p.isPunct(t, "}") {
-			p.advance(1)
-			v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
-			return v, p.plainEnd()
+		if closed, ok := p.afterElement(v, dot); closed || !ok {
+			return v, ok
 		}
 	}
+}
+
+// afterElement reads what follows an element of the container v opened at
+// dot: a ',' (and maybe the closing '}'), or the '}'. closed says the
+// container ended; ok is false for anything else.
+func (p *fastParser) afterElement(v *Value, dot rawTok) (closed, ok bool) {
+	t := p.peek(0)
+	if p.isPunct(t, ",") {
+		p.advance(1)
+		t = p.peek(0)
+	} else if !p.isPunct(t, "}") {
+		return false, false
+	}
+	if p.isPunct(t, "}") {
+		p.advance(1)
+		v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
+		return true, p.plainEnd()
+	}
+	return false, true
 }
