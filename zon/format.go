@@ -18,12 +18,7 @@ func Format(doc *Document) []byte {
 	for f.next < len(f.comments) {
 		c := f.comments[f.next]
 		f.next++
-		if c.OwnLine {
-			f.newline(0)
-		} else {
-			f.out.WriteByte(' ')
-		}
-		f.out.WriteString(c.Text)
+		f.trailing(c, 0)
 	}
 	f.out.WriteByte('\n')
 	return f.out.Bytes()
@@ -34,14 +29,31 @@ type formatter struct {
 	comments []Comment
 	next     int // first comment not yet written
 	last     int // source offset just past what was last written
+	// commentOpen is true while the output line ends in a comment: nothing
+	// more may go on that line, or the comment would swallow it.
+	commentOpen bool
 	out      bytes.Buffer
 }
 
 func (f *formatter) newline(indent int) {
+	f.commentOpen = false
 	f.out.WriteByte('\n')
 	for i := 0; i < indent; i++ {
 		f.out.WriteString("    ")
 	}
+}
+
+// trailing writes a comment after what is on the line, or on a line of
+// its own when it was on one in the source or a comment already ends the
+// line.
+func (f *formatter) trailing(c Comment, indent int) {
+	if c.OwnLine || f.commentOpen {
+		f.newline(indent)
+	} else {
+		f.out.WriteByte(' ')
+	}
+	f.out.WriteString(c.Text)
+	f.commentOpen = true
 }
 
 // topComments writes the comments before the document's value, each on
@@ -74,6 +86,7 @@ func (f *formatter) ownLineComments(limit, indent int, keepBlank bool) {
 		keepBlank = true
 		f.newline(indent)
 		f.out.WriteString(c.Text)
+		f.commentOpen = true
 		f.last = c.Offset + len(c.Text)
 	}
 }
@@ -310,8 +323,7 @@ func (f *formatter) container(v *Value, indent int) {
 				break
 			}
 			f.next++
-			f.out.WriteByte(' ')
-			f.out.WriteString(c.Text)
+			f.trailing(c, indent+1)
 			f.last = c.Offset + len(c.Text)
 		}
 	}

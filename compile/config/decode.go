@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/chockhq/chock/compile/action"
@@ -301,9 +302,20 @@ func (d *decoder) enum(v *zon.Value, what, noun, code string, names []string) (i
 	if i := index(names, n); i >= 0 {
 		return i, true
 	}
-	hint := "use ." + strings.Join(names, ", .")
+	// Suggest in the form the value was written: "header" or .allow.
+	form := func(name string) string {
+		if v.Kind == zon.KindString {
+			return strconv.Quote(name)
+		}
+		return "." + name
+	}
+	forms := make([]string, len(names))
+	for i, name := range names {
+		forms[i] = form(name)
+	}
+	hint := "use " + strings.Join(forms, ", ")
 	if near := nearest(n, names); near != "" {
-		hint = fmt.Sprintf("did you mean .%s?", near)
+		hint = fmt.Sprintf("did you mean %s?", form(near))
 	}
 	d.add(v.Span, diag.Error, code, fmt.Sprintf("unknown %s %q", noun, n), hint)
 	return 0, false
