@@ -32,7 +32,7 @@ type formatter struct {
 	// commentOpen is true while the output line ends in a comment: nothing
 	// more may go on that line, or the comment would swallow it.
 	commentOpen bool
-	out      bytes.Buffer
+	out         bytes.Buffer
 }
 
 func (f *formatter) newline(indent int) {
