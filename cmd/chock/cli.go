@@ -71,8 +71,18 @@ func usage(w io.Writer) {
 	}
 }
 
-// run dispatches to a subcommand and returns the process exit code.
-func run(ctx context.Context, args []string, io stdio) int {
+// exitInternal is the exit code of a bug in chock itself.
+const exitInternal = 3
+
+// run dispatches to a subcommand and returns the process exit code. A
+// panic is a bug in chock: it is reported in one line, never as a crash.
+func run(ctx context.Context, args []string, io stdio) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(io.err, "chock: internal error (a bug in chock; please report it): %v\n", r)
+			code = exitInternal
+		}
+	}()
 	if len(args) == 0 {
 		usage(io.err)
 		return exitUsage
