@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chockhq/chock/compile"
@@ -266,32 +267,47 @@ func TestStartNote(t *testing.T) {
 }
 
 // BenchmarkEngineDecide measures decisions through the Engine on one core
-// and on all of them.
+// and on all of them: "cached" asks five actions over and over (a session
+// asks the same actions again), "uncached" never asks the same action
+// twice, so every decision is an OPA evaluation.
 func BenchmarkEngineDecide(b *testing.B) {
 	e, _ := build(b, seedProject, seedOrg)
 	acts := []string{"exec.path.gh", "secret.use.DEPLOY_KEY", "mcp.notion.host.com.notion.mcp", "mcp.notion.tool.search", "net.fetch.com.x"}
 	ctx := context.Background()
-	b.Run("serial", func(b *testing.B) {
-		i := 0
-		for b.Loop() {
-			if _, err := e.Decide(ctx, acts[i%len(acts)], config.Loop); err != nil {
-				b.Fatal(err)
-			}
-			i++
+	var counter atomic.Int64
+	action := func(cached bool, i int) string {
+		if cached {
+			return acts[i%len(acts)]
 		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.RunParallel(func(pb *testing.PB) {
+		return fmt.Sprintf("exec.path.p%d", counter.Add(1))
+	}
+	for _, cached := range []bool{true, false} {
+		name := "uncached"
+		if cached {
+			name = "cached"
+		}
+		b.Run("serial/"+name, func(b *testing.B) {
 			i := 0
-			for pb.Next() {
-				if _, err := e.Decide(ctx, acts[i%len(acts)], config.Loop); err != nil {
-					b.Error(err)
-					return
+			for b.Loop() {
+				if _, err := e.Decide(ctx, action(cached, i), config.Loop); err != nil {
+					b.Fatal(err)
 				}
 				i++
 			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 		})
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
-	})
+		b.Run("parallel/"+name, func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, err := e.Decide(ctx, action(cached, i), config.Loop); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
 }
