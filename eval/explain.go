@@ -156,7 +156,7 @@ func addAllow(cfg *config.Config, act string) []Edit {
 	lit := strconv.Quote(act)
 	p := &cfg.Policy
 	switch {
-	case p.HasAllow && p.AllowSpan.End.Offset-p.AllowSpan.Start.Offset > 0:
+	case p.HasAllow:
 		return []Edit{insertIntoList(cfg.File, p.AllowSpan, lit)}
 	case p.Present:
 		return []Edit{insertIntoList(cfg.File, p.Span, ".allow = .{"+lit+"}")}

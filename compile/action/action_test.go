@@ -194,3 +194,29 @@ func FuzzParsePattern(f *testing.F) {
 		}
 	})
 }
+
+func TestOverlapsAndCovers(t *testing.T) {
+	tests := []struct {
+		p, q             string
+		overlaps, covers bool
+	}{
+		{"exec.*", "exec.path.gh", true, true},
+		{"exec.path.gh", "exec.*", true, false},
+		{"mcp.*.tool.x", "mcp.notion.*", true, false},
+		{"mcp.notion.*", "mcp.*.tool.x", true, false},
+		{"mcp.*", "mcp.notion.*", true, true},
+		{"a.b", "a.c", false, false},
+		{"a.*.c", "a.b.c", true, true},
+		{"a.*.c", "a.*", true, false},
+		{"a.b", "a.b.*", false, false},
+	}
+	for _, tt := range tests {
+		p, q := MustPattern(tt.p), MustPattern(tt.q)
+		if got := Overlaps(p, q); got != tt.overlaps {
+			t.Errorf("Overlaps(%s, %s) = %v", p, q, got)
+		}
+		if got := Covers(p, q); got != tt.covers {
+			t.Errorf("Covers(%s, %s) = %v", p, q, got)
+		}
+	}
+}

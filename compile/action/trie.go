@@ -81,27 +81,3 @@ func (n *trieNode[T]) lookup(a Action, i int) []Entry[T] {
 	}
 	return n.trailing // a trailing '*' takes the one or more segments left
 }
-
-// All calls f for every action prefix match: every entry whose pattern
-// matches a, most specific first.
-func (t *Trie[T]) All(a Action, f func(Entry[T])) {
-	t.root.all(a, 0, f)
-}
-
-func (n *trieNode[T]) all(a Action, i int, f func(Entry[T])) {
-	if i == len(a) {
-		for _, e := range n.exact {
-			f(e)
-		}
-		return
-	}
-	if c := n.lit[a[i]]; c != nil {
-		c.all(a, i+1, f)
-	}
-	if n.star != nil {
-		n.star.all(a, i+1, f)
-	}
-	for _, e := range n.trailing {
-		f(e)
-	}
-}

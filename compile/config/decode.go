@@ -144,6 +144,27 @@ func DecodeOrg(doc *zon.Document) (*Org, diag.List) {
 	return o, d.diags
 }
 
+// require reports every needed field the entry v lacks; it returns true
+// when none is missing.
+func (d *decoder) require(v *zon.Value, what string, needs ...need) bool {
+	ok := true
+	for _, n := range needs {
+		if !n.given {
+			d.add(startSpan(v.Span), diag.Error, CodeMissingField, fmt.Sprintf("%s needs .%s", what, n.field), "add "+n.example)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// need is a field an entry must have: its name, whether it was given,
+// and an example for the hint.
+type need struct {
+	field   string
+	given   bool
+	example string
+}
+
 func startSpan(s diag.Span) diag.Span {
 	s.End = s.Start
 	return s
@@ -383,15 +404,10 @@ func (d *decoder) rule(v *zon.Value) *Rule {
 			r.Why, _ = d.text(f.Value, ".why")
 		}
 	}
-	if v.Kind == zon.KindStruct || v.Kind == zon.KindEmpty {
-		if !hasAction {
-			d.add(startSpan(v.Span), diag.Error, CodeMissingField, "a rule needs .action", `add .action = "exec.path.gh"`)
-		}
-		if !hasDecision {
-			d.add(startSpan(v.Span), diag.Error, CodeMissingField, "a rule needs .decision", "add .decision = .allow, .ask or .deny")
-		}
+	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
+		return nil
 	}
-	if !ok || !hasAction || !hasDecision {
+	if !d.require(v, "a rule", need{"action", hasAction, `.action = "exec.path.gh"`}, need{"decision", hasDecision, ".decision = .allow, .ask or .deny"}) || !ok {
 		return nil
 	}
 	return r
@@ -421,13 +437,7 @@ func (d *decoder) secret(v *zon.Value) *Secret {
 	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
 		return nil
 	}
-	if !hasName {
-		d.add(startSpan(v.Span), diag.Error, CodeMissingField, "a secret needs .name", `add .name = "GITHUB_TOKEN"`)
-	}
-	if !hasTo {
-		d.add(startSpan(v.Span), diag.Error, CodeMissingField, "a secret needs .to", `add .to = "exec.path.gh", the action pattern it may reach`)
-	}
-	if !hasName || !hasTo {
+	if !d.require(v, "a secret", need{"name", hasName, `.name = "GITHUB_TOKEN"`}, need{"to", hasTo, `.to = "exec.path.gh", the action pattern it may reach`}) {
 		return nil
 	}
 	return s
@@ -463,8 +473,7 @@ func (d *decoder) server(v *zon.Value) *Server {
 	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
 		return nil
 	}
-	if !hasName {
-		d.add(startSpan(v.Span), diag.Error, CodeMissingField, "a server needs .name", `add .name = "notion"`)
+	if !d.require(v, "a server", need{"name", hasName, `.name = "notion"`}) {
 		return nil
 	}
 	return s
@@ -525,13 +534,7 @@ func (d *decoder) expectation(v *zon.Value) *Expectation {
 	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
 		return nil
 	}
-	if !hasAction {
-		d.add(startSpan(v.Span), diag.Error, CodeMissingField, "an expectation needs .action", `add .action = "exec.path.gh"`)
-	}
-	if !hasDecision {
-		d.add(startSpan(v.Span), diag.Error, CodeMissingField, "an expectation needs .decision", "add .decision = .allow, .ask or .deny")
-	}
-	if !ok || !hasAction || !hasDecision {
+	if !d.require(v, "an expectation", need{"action", hasAction, `.action = "exec.path.gh"`}, need{"decision", hasDecision, ".decision = .allow, .ask or .deny"}) || !ok {
 		return nil
 	}
 	return x

@@ -46,7 +46,6 @@ type catalogCase struct {
 	At              string
 	Nth             int
 	Good, GoodOrg   string
-	skipGood        bool
 	wantHintContain string
 }
 

@@ -107,9 +107,7 @@ func Report(cfg *config.Config, orgs []*config.Org) []string {
 		add("server %s: any other tool %s", name, other)
 	}
 
-	for _, b := range broad(cfg, ev) {
-		lines = append(lines, b)
-	}
+	lines = append(lines, broad(cfg, ev)...)
 	sort.Strings(lines)
 	return dedupe(lines)
 }
