@@ -1,0 +1,131 @@
+// Package mcptest holds the MCP peers chock's tests talk to when the real
+// server-everything cannot show what a test needs: a go-sdk stdio server a
+// test binary runs as a child of itself (to look at the environment and
+// network a local server gets), and Hostile, a Streamable HTTP server
+// written for one fault at a time. It also finds the real
+// @modelcontextprotocol/server-everything that .ci/run installs.
+package mcptest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServeEnv is the variable that turns a test binary into the stdio helper
+// server; its value lists extra tool names, comma separated ("" for none,
+// "many:N" for N extra tools).
+const ServeEnv = "CHOCK_MCPTEST_SERVE"
+
+// MaybeServe runs the stdio helper server and exits when ServeEnv is set;
+// call it first in TestMain.
+func MaybeServe() {
+	extra, ok := os.LookupEnv(ServeEnv)
+	if !ok {
+		return
+	}
+	if err := NewServer(extra).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "mcptest:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// HelperCommand is the argv and environment that start this test binary
+// as the stdio helper server with the given extra tools.
+func HelperCommand(t testing.TB, extra string) (argv []string, env []string) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{exe, "-test.run=^$"}, []string{ServeEnv + "=" + extra}
+}
+
+type msgIn struct {
+	Message string `json:"message"`
+}
+
+// NewServer is the helper server: echo (the message back), env (the
+// server's environment, sorted), net (its network interfaces), plus the
+// extra tools named (each answering its own name).
+func NewServer(extra string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes the message"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in msgIn) (*mcp.CallToolResult, any, error) {
+			return text("echo: " + in.Message), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "the server's environment"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			env := os.Environ()
+			sort.Strings(env)
+			return text(strings.Join(env, "\n")), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "net", Description: "the server's network interfaces and whether it can listen on one"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			ifs, err := net.Interfaces()
+			if err != nil {
+				return text("error: " + err.Error()), nil, nil
+			}
+			var names []string
+			for _, i := range ifs {
+				state := "down"
+				if i.Flags&net.FlagUp != 0 {
+					state = "up"
+				}
+				addrs, _ := i.Addrs()
+				names = append(names, fmt.Sprintf("%s %s %d", i.Name, state, len(addrs)))
+			}
+			return text(strings.Join(names, "\n")), nil, nil
+		})
+	var names []string
+	if n, ok := strings.CutPrefix(extra, "many:"); ok {
+		k, _ := strconv.Atoi(n)
+		for i := range k {
+			names = append(names, fmt.Sprintf("tool%02d", i))
+		}
+	} else if extra != "" {
+		names = strings.Split(extra, ",")
+	}
+	for _, name := range names {
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "answers its own name"},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return text(name), nil, nil
+			})
+	}
+	return s
+}
+
+// Everything returns the path of server-everything's dist/index.js, as
+// .ci/run installs it ($CHOCK_MCP_PEERS, default ~/.cache/chock/peers),
+// and the node binary. Without them the test is skipped, except under CI,
+// where it fails: a test that needs a real peer must not vanish silently.
+func Everything(t testing.TB) (node, script string) {
+	dir := os.Getenv("CHOCK_MCP_PEERS")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "chock", "peers")
+	}
+	script = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	node, err := exec.LookPath("node")
+	_, serr := os.Stat(script)
+	if err != nil || serr != nil {
+		msg := fmt.Sprintf("server-everything is not installed (node: %v, %s: %v); .ci/run installs it", err, script, serr)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node, script
+}
