@@ -107,7 +107,9 @@ type ToolError struct {
 	Message string
 }
 
-func (e *ToolError) Error() string { return fmt.Sprintf("the server answered with error %d: %s", e.Code, e.Message) }
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("the server answered with error %d: %s", e.Code, e.Message)
+}
 
 // Tool is one tool a server declared at start.
 type Tool struct {
