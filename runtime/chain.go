@@ -11,6 +11,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
@@ -19,12 +20,13 @@ import (
 type Call struct {
 	// ID is "c<n>" in the session; nested decisions name it as parent.
 	ID     string
-	Tool   string // "exec" or "fetch_url"
+	Tool   string // "exec", "fetch_url" or "mcp"
 	Action string
 	// Timeout bounds the call (0: the session's default).
 	Timeout time.Duration
 	Exec    *ExecRequest
 	Fetch   *FetchRequest
+	MCP     *MCPRequest
 
 	// Set by the secrets interceptor for the action to use.
 	env     []string
@@ -33,10 +35,13 @@ type Call struct {
 
 // Result is what a call produced, redacted.
 type Result struct {
-	ExitCode   int    `json:"exit_code"`
-	Stdout     string `json:"stdout,omitempty"`
-	Stderr     string `json:"stderr,omitempty"`
-	Body       string `json:"body,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout,omitempty"`
+	Stderr   string `json:"stderr,omitempty"`
+	Body     string `json:"body,omitempty"`
+	// Content is an MCP tool's answer as text: untrusted, redacted.
+	Content    string `json:"content,omitempty"`
+	IsError    bool   `json:"is_error,omitempty"`
 	Status     int    `json:"status,omitempty"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
 	Truncated  bool   `json:"truncated,omitempty"`
@@ -92,6 +97,11 @@ func callAction(c *Call) (string, error) {
 		return action.Exec(c.Exec.Argv[0])
 	case c.Fetch != nil:
 		return action.Fetch(c.Fetch.URL)
+	case c.MCP != nil:
+		if c.MCP.Server == "" || c.MCP.Tool == "" {
+			return "", errors.New("mcp: a call names a server and a tool")
+		}
+		return action.MCPTool(c.MCP.Server, c.MCP.Tool)
 	}
 	return "", errors.New("a call names no tool")
 }
@@ -105,6 +115,9 @@ func (s *Session) audit(ctx context.Context, c *Call, next Handler) (*Result, er
 	if c.Fetch != nil {
 		fields = append(fields, sessionlog.F("url", c.Fetch.URL))
 	}
+	if c.MCP != nil {
+		fields = append(fields, sessionlog.F("server", c.MCP.Server), sessionlog.F("name", c.MCP.Tool), sessionlog.F("arguments", string(c.MCP.Arguments)))
+	}
 	if err := s.event("tool.call", fields...); err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
 	}
@@ -116,6 +129,8 @@ func (s *Session) audit(ctx context.Context, c *Call, next Handler) (*Result, er
 		out = append(out, sessionlog.F("outcome", "refused"), sessionlog.F("reason", refused.Reason))
 	case err != nil:
 		out = append(out, sessionlog.F("outcome", "error"), sessionlog.F("error", s.redact.String(err.Error())))
+	case c.MCP != nil:
+		out = append(out, sessionlog.F("outcome", "done"), sessionlog.F("content", res.Content), sessionlog.F("is_error", res.IsError))
 	default:
 		out = append(out, sessionlog.F("outcome", "done"), sessionlog.F("exit_code", res.ExitCode), sessionlog.F("timed_out", res.TimedOut),
 			sessionlog.F("stdout", res.Stdout), sessionlog.F("stderr", res.Stderr))
@@ -207,6 +222,16 @@ func (s *Session) policy(ctx context.Context, c *Call, next Handler) (*Result, e
 		return nil, err
 	}
 	if err := s.permit(ctx, d, c.ID); err != nil {
+		if c.MCP != nil {
+			s.mu.Lock()
+			sv := s.servers[c.MCP.Server]
+			s.mu.Unlock()
+			host := ""
+			if sv != nil {
+				host = sv.status.Host
+			}
+			s.logExchange(mcpconn.Exchange{Server: c.MCP.Server, Host: host, About: c.MCP.Tool, Outcome: mcpconn.RefusedByPolicy})
+		}
 		return nil, err
 	}
 	return next(ctx, c)
@@ -302,6 +327,7 @@ func (s *Session) redaction(ctx context.Context, c *Call, next Handler) (*Result
 		res.Stdout = s.redact.String(res.Stdout)
 		res.Stderr = s.redact.String(res.Stderr)
 		res.Body = s.redact.String(res.Body)
+		res.Content = s.redact.String(res.Content)
 	}
 	if err != nil {
 		var r *RefusedError
@@ -322,6 +348,8 @@ func (s *Session) perform(ctx context.Context, c *Call) (*Result, error) {
 		return s.runExec(ctx, c)
 	case c.Fetch != nil:
 		return s.runFetch(ctx, c)
+	case c.MCP != nil:
+		return s.runMCP(ctx, c)
 	}
 	return nil, errors.New("a call names no tool")
 }

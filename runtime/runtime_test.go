@@ -49,6 +49,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, policy string, stored map[string]string, asker Asker) *fixture {
 	t.Helper()
+	return newFixtureWith(t, policy, stored, asker, nil)
+}
+
+// newFixtureWith is newFixture with the session's options adjusted by opt.
+func newFixtureWith(t *testing.T, policy string, stored map[string]string, asker Asker, opt func(*Options)) *fixture {
+	t.Helper()
 	c, ds := config.Load("chock.zon", []byte(policy))
 	if ds.HasErrors() {
 		t.Fatal(ds)
@@ -71,8 +77,12 @@ func newFixture(t *testing.T, policy string, stored map[string]string, asker Ask
 			t.Fatal(err)
 		}
 	}
-	f.s, err = New(context.Background(), Options{Engine: e, Config: c, Store: store, Asker: asker,
-		LogDir: f.logDir, TempDir: f.tempDir, BaseEnv: []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent"}})
+	o := Options{Engine: e, Config: c, Store: store, Asker: asker,
+		LogDir: f.logDir, TempDir: f.tempDir, BaseEnv: []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent"}}
+	if opt != nil {
+		opt(&o)
+	}
+	f.s, err = New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

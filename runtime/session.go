@@ -42,9 +42,11 @@ type Options struct {
 	// BaseEnv is the environment every call starts from (a minimal one
 	// taken from this process by default); secrets are added to it.
 	BaseEnv []string
-	// Net checks the addresses fetch_url reaches (the production checker
-	// by default).
+	// Net checks the addresses fetch_url and remote MCP servers reach (the
+	// production checker by default).
 	Net *netguard.Checker
+	// MCP tunes how MCP servers are reached.
+	MCP MCPOptions
 }
 
 // Session is one agent session: a policy, a credential store, a log.
@@ -58,6 +60,7 @@ type Session struct {
 
 	mu         sync.Mutex
 	background []*os.Process
+	servers    map[string]*server
 	closed     bool
 }
 
@@ -91,7 +94,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		o.LogDir = d
 	}
 	SweepSecretFiles(o.TempDir)
-	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}}
+	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}, servers: map[string]*server{}}
 	l, err := sessionlog.Create(o.LogDir, s.ID, s.redact)
 	if err != nil {
 		return nil, fmt.Errorf("opening the session log: %w", err)
@@ -126,7 +129,7 @@ func (s *Session) LogPath() string { return s.log.Path }
 // Redactor is the session's set of held values.
 func (s *Session) Redactor() *redact.Set { return s.redact }
 
-// Close ends the session: background commands are stopped, the log gets
+// Close ends the session: background commands and MCP servers are stopped, the log gets
 // session.end and is closed.
 func (s *Session) Close() error {
 	s.mu.Lock()
@@ -140,6 +143,7 @@ func (s *Session) Close() error {
 	for _, p := range bg {
 		killGroup(p.Pid)
 	}
+	s.closeServers()
 	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()))
 	return errors.Join(err, s.log.Close())
 }

@@ -115,3 +115,13 @@ func Exec(argv0 string) (string, error) {
 	}
 	return a, nil
 }
+
+// MCPTool builds mcp.<server>.tool.<name> for a tool a server declares; a
+// dot in the name separates segments, as it does in a program's name.
+func MCPTool(server, tool string) (string, error) {
+	a := "mcp." + server + ".tool." + tool
+	if _, err := ParseAction(a); err != nil {
+		return "", fmt.Errorf("tool name %q cannot form an action: %v", tool, err)
+	}
+	return a, nil
+}

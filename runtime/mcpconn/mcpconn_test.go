@@ -116,7 +116,7 @@ func TestRemoteGoSDKServer(t *testing.T) {
 	rec := &recordAuth{h: h}
 	u, checker := tlsServer(t, rec)
 	var x exchanges
-	s, err := OpenRemote(context.Background(), Remote{Name: "probe", URL: u, Header: "Authorization", Value: "Bearer tok-123456", Net: checker}, shortOpts(&x))
+	s, err := OpenRemote(context.Background(), Remote{Name: "probe", URL: u, Headers: map[string]string{"Authorization": "Bearer tok-123456"}, Net: checker}, shortOpts(&x))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestRemoteGoSDKServer(t *testing.T) {
 func TestRemoteNamedHeader(t *testing.T) {
 	hs := mcptest.NewHostile(mcptest.Honest)
 	u, checker := tlsServer(t, hs)
-	s, err := OpenRemote(context.Background(), Remote{Name: "probe", URL: u, Header: "X-Api-Key", Value: "key-abcdef", Net: checker}, Options{})
+	s, err := OpenRemote(context.Background(), Remote{Name: "probe", URL: u, Headers: map[string]string{"X-Api-Key": "key-abcdef"}, Net: checker}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestRemoteNamedHeader(t *testing.T) {
 }
 
 func TestRemoteRefusesBadHeaderValue(t *testing.T) {
-	_, err := OpenRemote(context.Background(), Remote{Name: "p", URL: "https://mcp.example.com/mcp", Header: "Authorization", Value: "Bearer a\nb"}, Options{})
+	_, err := OpenRemote(context.Background(), Remote{Name: "p", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer a\nb"}}, Options{})
 	if err == nil || strings.Contains(err.Error(), "a\nb") {
 		t.Fatalf("err = %v", err)
 	}

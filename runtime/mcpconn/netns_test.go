@@ -102,7 +102,7 @@ func TestPinnedInNetns(t *testing.T) {
 	frontURL, _ := url.Parse(front.URL)
 	x := &exchanges{}
 	s, err := OpenRemote(context.Background(), Remote{Name: "everything", URL: "https://mcp.example.com:" + frontURL.Port() + "/mcp",
-		Header: "Authorization", Value: "Bearer not-checked-by-it", Net: checker}, Options{OnExchange: x.add})
+		Headers: map[string]string{"Authorization": "Bearer not-checked-by-it"}, Net: checker}, Options{OnExchange: x.add})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,10 +23,10 @@ import (
 type Remote struct {
 	Name string
 	URL  string
-	// Header names the credential header ("" sends none); Value is its
-	// whole value ("Bearer …" for Authorization is the caller's to build).
-	Header string
-	Value  string
+	// Headers are the credential headers, sent on every request, each
+	// with its whole value ("Bearer …" for Authorization is the caller's
+	// to build).
+	Headers map[string]string
 	// Net resolves and checks addresses (the production checker when nil).
 	Net *netguard.Checker
 }
@@ -57,15 +57,17 @@ func OpenRemote(ctx context.Context, r Remote, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Header != "" && (!httpguts.ValidHeaderFieldName(r.Header) || !httpguts.ValidHeaderFieldValue(r.Value)) {
-		return nil, fmt.Errorf("the credential cannot be carried in header %q", r.Header)
+	for name, value := range r.Headers {
+		if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
+			return nil, fmt.Errorf("the credential cannot be carried in header %q", name)
+		}
 	}
 	checker := r.Net
 	if checker == nil {
 		checker = &netguard.Checker{}
 	}
 	o.defaults()
-	d := &httpDialer{endpoint: u.String(), hostname: u.Hostname(), header: r.Header, value: r.Value, bound: o.MaxReply}
+	d := &httpDialer{endpoint: u.String(), hostname: u.Hostname(), headers: r.Headers, bound: o.MaxReply}
 	d.client = d.newClient(checker)
 	s := newServer(r.Name, d, o)
 	if err := s.start(ctx); err != nil {
@@ -80,8 +82,7 @@ func OpenRemote(ctx context.Context, r Remote, o Options) (*Server, error) {
 type httpDialer struct {
 	endpoint string
 	hostname string
-	header   string
-	value    string
+	headers  map[string]string
 	bound    int64
 	client   *http.Client
 
@@ -191,8 +192,8 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	req = req.Clone(req.Context())
 	req.Header.Set("User-Agent", "chock")
-	if g.d.header != "" {
-		req.Header.Set(g.d.header, g.d.value)
+	for name, value := range g.d.headers {
+		req.Header.Set(name, value)
 	}
 	if req.Header.Get("Mcp-Protocol-Version") == "" && !isInitialize(req) {
 		// The go-sdk sets it from session state it keeps in a type this

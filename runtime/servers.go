@@ -1,0 +1,404 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/mcpconn"
+	"github.com/chockhq/chock/runtime/redact"
+	"github.com/chockhq/chock/runtime/sessionlog"
+	"golang.org/x/net/http/httpguts"
+)
+
+// MaxServers is how many MCP servers a session may have.
+const MaxServers = 8
+
+// OwnTools are the names of Chock's own tools: a server declaring one is
+// kept out of the session whole, so the model can never be offered a
+// server's tool under a name it trusts.
+var OwnTools = []string{"exec", "fetch_url", "read_file", "write_file", "list_files"}
+
+// MCPOptions tune how servers are reached; zero values are seed 000's.
+type MCPOptions struct {
+	// DiscoverTimeout bounds starting a server and reading its tools (10 s).
+	DiscoverTimeout time.Duration
+	// CallTimeout bounds one tool call (60 s).
+	CallTimeout time.Duration
+	// MaxReply bounds one reply (1 MiB).
+	MaxReply int64
+	// Dir is the working directory of local servers.
+	Dir string
+}
+
+// MCPRequest is a call of a server's tool.
+type MCPRequest struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ServerStatus is what starting a server came to.
+type ServerStatus struct {
+	Name string `json:"name"`
+	// Kind is "command" or "url".
+	Kind string `json:"kind"`
+	// Host is a remote server's host.
+	Host    string `json:"host,omitempty"`
+	Started bool   `json:"started"`
+	// Why says why a server was left out.
+	Why string `json:"why,omitempty"`
+	// Network says whether a local server may reach the network.
+	Network bool         `json:"network,omitempty"`
+	Tools   []ToolStatus `json:"tools,omitempty"`
+}
+
+// ToolStatus is one tool a server declared, with what the policy says of
+// calling it (looked at, not asked: nothing is granted by looking).
+type ToolStatus struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Action      string          `json:"action"`
+	Decision    config.Decision `json:"decision"`
+	Rule        string          `json:"rule"`
+}
+
+// server is a configured server in a session.
+type server struct {
+	status ServerStatus
+	conn   *mcpconn.Server
+}
+
+// StartServers starts the configured MCP servers (those named in only,
+// when given) under start-phase policy, where nobody can be asked: ask
+// reads as refused. It logs a line for each server started or dropped and
+// one mcp.request for each exchange. The returned statuses are in
+// configuration order.
+func (s *Session) StartServers(ctx context.Context, only ...string) ([]ServerStatus, error) {
+	want := map[string]bool{}
+	for _, n := range only {
+		want[n] = true
+	}
+	var out []ServerStatus
+	n := 0
+	for _, sv := range s.opts.Engine.Meta().Servers {
+		if len(only) > 0 && !want[sv.Name] {
+			continue
+		}
+		delete(want, sv.Name)
+		var st ServerStatus
+		var err error
+		if n == MaxServers {
+			st = ServerStatus{Name: sv.Name, Kind: kindOf(sv.URL)}
+			err = s.dropServer(&st, fmt.Sprintf("a session has at most %d servers, and this is one more", MaxServers))
+		} else {
+			st, err = s.startServer(ctx, sv.Name, sv.URL, sv.Command)
+			n++
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, st)
+	}
+	for name := range want {
+		return out, fmt.Errorf("no server %q is configured", name)
+	}
+	return out, nil
+}
+
+func kindOf(url string) string {
+	if url != "" {
+		return "url"
+	}
+	return "command"
+}
+
+// dropServer records a server left out of the session and why; err is
+// only a failure to log.
+func (s *Session) dropServer(st *ServerStatus, why string) error {
+	st.Started, st.Why = false, s.redact.String(why)
+	s.mu.Lock()
+	s.servers[st.Name] = &server{status: *st}
+	s.mu.Unlock()
+	return s.event("server.dropped", sessionlog.F("server", st.Name), sessionlog.F("why", st.Why))
+}
+
+// refusal words a start-phase refusal: the deciding rule, the note that
+// ask read as refused, and what would permit it.
+func (s *Session) refusal(d *eval.Decision) string {
+	x := eval.Explain(d, s.opts.Config)
+	parts := []string{d.Action + " is " + eval.Describe(d)}
+	if d.Error != "" {
+		parts = []string{d.Action + " is malformed: " + d.Error}
+	}
+	if x.StartNote != "" {
+		parts = append(parts, x.StartNote)
+	}
+	if x.Hint != nil && x.Hint.Text != "" {
+		parts = append(parts, x.Hint.Text)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (s *Session) startServer(ctx context.Context, name, url string, command []string) (ServerStatus, error) {
+	st := ServerStatus{Name: name, Kind: kindOf(url)}
+	parent := "server:" + name
+	if (url == "") == (len(command) == 0) {
+		return st, s.dropServer(&st, "an entry names a command or a url, and never both")
+	}
+	o := mcpconn.Options{DiscoverTimeout: s.opts.MCP.DiscoverTimeout, CallTimeout: s.opts.MCP.CallTimeout,
+		MaxReply: s.opts.MCP.MaxReply, OnExchange: s.logExchange}
+	var local mcpconn.Local
+	var remote mcpconn.Remote
+	if url != "" {
+		if _, err := mcpconn.CheckURL(url); err != nil {
+			return st, s.dropServer(&st, err.Error())
+		}
+		host, _ := action.URLHost(url)
+		st.Host = host
+		act, err := action.MCPHost(name, url)
+		if err != nil {
+			return st, s.dropServer(&st, err.Error())
+		}
+		d, err := s.decide(ctx, act, config.Start, parent)
+		if err != nil {
+			return st, err
+		}
+		if d.Decision != config.Allow {
+			if err := s.event("mcp.request", sessionlog.F("server", name), sessionlog.F("host", host), sessionlog.F("about", mcpconn.Discover),
+				sessionlog.F("status", 0), sessionlog.F("outcome", string(mcpconn.RefusedByPolicy))); err != nil {
+				return st, err
+			}
+			return st, s.dropServer(&st, s.refusal(d))
+		}
+		remote = mcpconn.Remote{Name: name, URL: url, Net: s.opts.Net, Headers: map[string]string{}}
+	} else {
+		d, err := s.decide(ctx, "mcp."+name+".network", config.Start, parent)
+		if err != nil {
+			return st, err
+		}
+		st.Network = d.Decision == config.Allow
+		env := append([]string(nil), s.opts.BaseEnv...)
+		prog, err := lookPath(command[0], env)
+		if err != nil {
+			return st, s.dropServer(&st, fmt.Sprintf("command %s: %v", command[0], err))
+		}
+		local = mcpconn.Local{Name: name, Argv: append([]string{prog}, command[1:]...), Env: env, Dir: s.opts.MCP.Dir, NoNetwork: !st.Network}
+	}
+
+	// Secrets: read once, before the first request; only allow gives.
+	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Server: name})
+	if err != nil {
+		return st, err
+	}
+	granted := 0
+	for _, sec := range offered {
+		d, err := s.decide(ctx, "secret.use."+sec.Name, config.Start, parent)
+		if err != nil {
+			return st, err
+		}
+		if d.Decision != config.Allow {
+			return st, s.dropServer(&st, fmt.Sprintf("secret %s: %s", sec.Name, s.refusal(d)))
+		}
+		skip := ""
+		switch {
+		case sec.Bind == config.BindFile:
+			skip = "an MCP server is not given a file: it holds what it is given for the whole session, so the file would have to live that long"
+		case url != "" && sec.Bind != config.BindHeader:
+			skip = fmt.Sprintf("a remote server takes a credential as a header, and this entry binds as %s", sec.Bind)
+		case url == "" && sec.Bind == config.BindHeader:
+			skip = "a local server takes its secrets in its environment, and this entry binds as a header"
+		}
+		if skip != "" {
+			if err := s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", name), sessionlog.F("why", skip)); err != nil {
+				return st, err
+			}
+			continue
+		}
+		value, why := s.secretValue(ctx, sec.Name)
+		if why != "" {
+			return st, s.dropServer(&st, why)
+		}
+		if granted == MaxSlots {
+			return st, s.dropServer(&st, fmt.Sprintf("the server is granted more than %d secrets; it has %d redaction slots", MaxSlots, MaxSlots))
+		}
+		variable := sec.As
+		if variable == "" {
+			variable = sec.Name
+			if sec.Bind == config.BindHeader {
+				variable = "Authorization"
+			}
+		}
+		if sec.Bind == config.BindHeader {
+			v := value
+			if strings.EqualFold(variable, "Authorization") {
+				v = "Bearer " + value
+			}
+			if !httpguts.ValidHeaderFieldValue(v) || !httpguts.ValidHeaderFieldName(variable) {
+				// Not sent at all: the server starts without it.
+				if err := s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", name),
+					sessionlog.F("why", fmt.Sprintf("the value holds a byte header %s cannot carry, so it is not sent and the server starts without it", variable))); err != nil {
+					return st, err
+				}
+				continue
+			}
+			remote.Headers[variable] = v
+		} else {
+			local.Env = append(local.Env, variable+"="+value)
+		}
+		// The server's slot stays filled for the whole session.
+		s.redact.Add(parent, sec.Name, value)
+		granted++
+		if err := s.log.Event("secret.used", false, sessionlog.F("name", sec.Name), sessionlog.F("action", "mcp."+name),
+			sessionlog.F("bind", sec.Bind.String()), sessionlog.F("variable", variable)); err != nil {
+			return st, fmt.Errorf("session log: %w", err)
+		}
+	}
+	if err := s.log.Flush(); err != nil {
+		return st, fmt.Errorf("session log: %w", err)
+	}
+
+	var conn *mcpconn.Server
+	if url != "" {
+		conn, err = mcpconn.OpenRemote(ctx, remote, o)
+	} else {
+		conn, err = mcpconn.OpenLocal(ctx, local, o)
+	}
+	if err != nil {
+		return st, s.dropServer(&st, err.Error())
+	}
+	for _, t := range conn.Tools() {
+		for _, own := range OwnTools {
+			if t.Name == own {
+				conn.Close()
+				return st, s.dropServer(&st, fmt.Sprintf("it declares a tool named %q, which is one of Chock's own, so the whole server is kept out", t.Name))
+			}
+		}
+		act, err := action.MCPTool(name, t.Name)
+		if err != nil {
+			conn.Close()
+			return st, s.dropServer(&st, fmt.Sprintf("it declares a tool whose name cannot be a policy action, so the whole server is kept out: %v", err))
+		}
+		ts := ToolStatus{Name: t.Name, Description: s.redact.String(t.Description), Action: act, Rule: "default"}
+		if d, err := s.opts.Engine.Decide(ctx, act, config.Loop); err == nil {
+			ts.Decision = d.Decision
+			if l := d.Decider(); l != nil && l.Rule != nil {
+				ts.Rule = fmt.Sprintf("%s (%s:%d:%d)", l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+			}
+		}
+		st.Tools = append(st.Tools, ts)
+	}
+	st.Started = true
+	s.mu.Lock()
+	s.servers[name] = &server{status: st, conn: conn}
+	s.mu.Unlock()
+	fields := []sessionlog.Field{sessionlog.F("server", name), sessionlog.F("transport", transportOf(st.Kind)), sessionlog.F("tools", len(st.Tools))}
+	if url != "" {
+		fields = append(fields, sessionlog.F("host", st.Host))
+	} else {
+		network := "none (an empty network namespace)"
+		if st.Network {
+			network = "allowed"
+		}
+		fields = append(fields, sessionlog.F("network", network), sessionlog.F("pid", conn.Pid()))
+	}
+	return st, s.event("server.started", fields...)
+}
+
+// secretValue reads a secret from the store; why says why it could not be.
+func (s *Session) secretValue(ctx context.Context, name string) (value, why string) {
+	if s.opts.Store == nil {
+		return "", fmt.Sprintf("secret %s: no credential store is configured", name)
+	}
+	v, err := s.opts.Store.Get(ctx, name)
+	if err != nil {
+		if errors.Is(err, credstore.ErrNotFound) {
+			return "", fmt.Sprintf("secret %s is not in the %s store (chock login --tool-secret %s)", name, s.opts.Store.Name(), name)
+		}
+		return "", fmt.Sprintf("secret %s is missing: %v", name, err)
+	}
+	if len(v) < redact.MinLen {
+		return "", fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", name, redact.MinLen)
+	}
+	return v, ""
+}
+
+// logExchange writes one mcp.request.
+func (s *Session) logExchange(x mcpconn.Exchange) {
+	fields := []sessionlog.Field{sessionlog.F("server", x.Server)}
+	if x.Host != "" {
+		fields = append(fields, sessionlog.F("host", x.Host))
+	}
+	fields = append(fields, sessionlog.F("about", x.About), sessionlog.F("status", x.Status), sessionlog.F("outcome", string(x.Outcome)))
+	if x.Err != nil {
+		fields = append(fields, sessionlog.F("why", x.Err.Error()))
+	}
+	s.event("mcp.request", fields...)
+}
+
+// Servers returns the status of every server the session tried to start.
+func (s *Session) Servers() []ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ServerStatus
+	for _, sv := range s.servers {
+		out = append(out, sv.status)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// runMCP calls a server's tool. The result is untrusted text, redacted.
+func (s *Session) runMCP(ctx context.Context, c *Call) (*Result, error) {
+	s.mu.Lock()
+	sv := s.servers[c.MCP.Server]
+	s.mu.Unlock()
+	switch {
+	case sv == nil:
+		return nil, fmt.Errorf("no server %q is in this session", c.MCP.Server)
+	case sv.conn == nil:
+		return nil, fmt.Errorf("server %s was left out of this session at start: %s", c.MCP.Server, sv.status.Why)
+	}
+	res, err := sv.conn.Call(ctx, c.MCP.Tool, c.MCP.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Content: s.redact.String(res.Text), IsError: res.IsError}, nil
+}
+
+// closeServers stops every server and logs what each sent that was
+// counted and never answered.
+func (s *Session) closeServers() {
+	s.mu.Lock()
+	var list []*server
+	for _, sv := range s.servers {
+		if sv.conn != nil {
+			list = append(list, sv)
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].status.Name < list[j].status.Name })
+	for _, sv := range list {
+		sv.conn.Close()
+		fields := []sessionlog.Field{sessionlog.F("server", sv.status.Name)}
+		if m := sv.conn.ServerMessages(); len(m) > 0 {
+			fields = append(fields, sessionlog.F("unanswered", m))
+		}
+		s.event("server.stopped", fields...)
+	}
+}
+
+func transportOf(kind string) string {
+	if kind == "url" {
+		return "streamable_http"
+	}
+	return "stdio"
+}

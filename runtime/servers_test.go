@@ -1,0 +1,277 @@
+package runtime
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chockhq/chock/internal/mcptest"
+	"github.com/chockhq/chock/runtime/netguard"
+	"github.com/chockhq/chock/runtime/sessionlog"
+
+	"net/http/httptest"
+)
+
+func TestMain(m *testing.M) {
+	mcptest.MaybeServe()
+	os.Exit(m.Run())
+}
+
+// helperCommand is a chock.zon command that runs this test binary as the
+// stdio helper server with the extra tools named.
+func helperCommand(t *testing.T, extra string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`.{ "/bin/sh", "-c", "%s=%s exec \"$0\" -test.run='^$'", %q }`, mcptest.ServeEnv, extra, exe)
+}
+
+func events(t *testing.T, f *fixture, kind string) []sessionlog.Event {
+	t.Helper()
+	f.s.log.Flush()
+	evs, err := sessionlog.Read(f.logDir, f.s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []sessionlog.Event
+	for _, ev := range evs {
+		if ev["kind"] == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func mcpCall(f *fixture, server, tool, args string) (*Result, error) {
+	return f.s.Run(context.Background(), &Call{Tool: "mcp", MCP: &MCPRequest{Server: server, Tool: tool, Arguments: json.RawMessage(args)}})
+}
+
+func TestLocalServerUnderPolicy(t *testing.T) {
+	policy := fmt.Sprintf(`.{
+    .policy = .{ .allow = .{ "mcp.helper.tool.echo", "mcp.helper.tool.env", "secret.use.GITHUB_TOKEN" } },
+    .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "mcp.helper.*" } },
+    .mcp_servers = .{ .{ .name = "helper", .command = %s } },
+}`, helperCommand(t, ""))
+	f := newFixture(t, policy, map[string]string{"GITHUB_TOKEN": values["GITHUB_TOKEN"]}, nil)
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts) != 1 || !sts[0].Started || sts[0].Network {
+		t.Fatalf("status = %+v", sts)
+	}
+	decisions := map[string]string{}
+	for _, tl := range sts[0].Tools {
+		decisions[tl.Name] = tl.Decision.String()
+	}
+	if decisions["echo"] != "allow" || decisions["env"] != "allow" || decisions["net"] != "deny" {
+		t.Fatalf("tool decisions = %v", decisions)
+	}
+	res, err := mcpCall(f, "helper", "echo", `{"message":"hello"}`)
+	if err != nil || res.Content != "echo: hello" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+	// The server holds its secret in its environment; what it says of it
+	// is redacted.
+	res, err = mcpCall(f, "helper", "env", `{}`)
+	if err != nil || !strings.Contains(res.Content, "GITHUB_TOKEN=[secret:GITHUB_TOKEN]") || strings.Contains(res.Content, "HOME=") == false {
+		t.Fatalf("env = %+v, %v", res, err)
+	}
+	// The echo of a value is redacted too.
+	res, err = mcpCall(f, "helper", "echo", fmt.Sprintf(`{"message":%q}`, values["GITHUB_TOKEN"]))
+	if err != nil || res.Content != "echo: [secret:GITHUB_TOKEN]" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+	// No rule for net: the host rule alone is not a tool rule.
+	_, err = mcpCall(f, "helper", "net", `{}`)
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("net: %v", err)
+	}
+	reqs := events(t, f, "mcp.request")
+	if len(reqs) != 5 || reqs[0]["about"] != "discover" || reqs[4]["outcome"] != "refused_by_policy" || reqs[4]["about"] != "net" {
+		t.Fatalf("mcp.request events = %v", reqs)
+	}
+	used := events(t, f, "secret.used")
+	if len(used) != 1 || used[0]["action"] != "mcp.helper" || used[0]["variable"] != "GITHUB_TOKEN" || used[0]["bind"] != "env" {
+		t.Fatalf("secret.used = %v", used)
+	}
+	started := events(t, f, "server.started")
+	if len(started) != 1 || !strings.HasPrefix(started[0]["network"].(string), "none") {
+		t.Fatalf("server.started = %v", started)
+	}
+	// An unknown tool is not a call.
+	if _, err := mcpCall(f, "helper", "nope", `{}`); err == nil {
+		t.Fatal("an undeclared tool was called")
+	}
+	assertNoLeak(t, f, res.Content)
+	if n := len(events(t, f, "server.stopped")); n != 1 {
+		t.Fatalf("server.stopped events = %d", n)
+	}
+}
+
+func TestServersDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy, stored, why string
+	}{
+		{"own tool name", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "exec"`},
+		{"secret asked", `.ask = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", "reads as refused"},
+		{"secret missing", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "", "chock login --tool-secret GITHUB_TOKEN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			policy := fmt.Sprintf(`.{
+    .policy = .{ %s, .rules = .{ .{ .action = "mcp.helper.tool.*", .decision = .allow } } },
+    .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "mcp.*" } },
+    .mcp_servers = .{ .{ .name = "helper", .command = %s } },
+}`, tc.policy, helperCommand(t, "exec"))
+			stored := map[string]string{}
+			if tc.stored != "" {
+				stored[tc.stored] = values[tc.stored]
+			}
+			f := newFixture(t, policy, stored, answer(true)) // an asker that says yes is never asked at start
+			sts, err := f.s.StartServers(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sts[0].Started || !strings.Contains(sts[0].Why, tc.why) {
+				t.Fatalf("why = %q, want %q", sts[0].Why, tc.why)
+			}
+			dropped := events(t, f, "server.dropped")
+			if len(dropped) != 1 || dropped[0]["why"] != sts[0].Why {
+				t.Fatalf("server.dropped = %v", dropped)
+			}
+			if _, err := mcpCall(f, "helper", "echo", `{}`); err == nil || !strings.Contains(err.Error(), "left out") {
+				t.Fatalf("call to a dropped server: %v", err)
+			}
+			assertNoLeak(t, f)
+		})
+	}
+}
+
+func TestAtMostEightServers(t *testing.T) {
+	var list []string
+	for i := range MaxServers + 1 {
+		list = append(list, fmt.Sprintf(`.{ .name = "s%d", .command = .{"/nonexistent/server"} }`, i))
+	}
+	f := newFixture(t, `.{ .mcp_servers = .{`+strings.Join(list, ", ")+`} }`, nil, nil)
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts) != 9 || !strings.Contains(sts[8].Why, "at most 8 servers") || strings.Contains(sts[7].Why, "at most") {
+		t.Fatalf("statuses = %+v", sts)
+	}
+}
+
+// remoteFixture is a session whose one remote server is a hostile peer on
+// loopback, reached under the test name mcp.example.com.
+func remoteFixture(t *testing.T, fault mcptest.Fault, policy, secrets string, stored map[string]string) (*fixture, *mcptest.Hostile) {
+	t.Helper()
+	hs := mcptest.NewHostile(fault)
+	srv := httptest.NewTLSServer(hs)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	checker := &netguard.Checker{
+		Lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		},
+		// httptest listens on loopback, which the production policy
+		// refuses; mcpconn's TestPinnedInNetns runs that policy end to end.
+		Policy: func(a netip.Addr) string { return "" },
+		TLS:    &tls.Config{RootCAs: pool},
+	}
+	cfg := fmt.Sprintf(`.{
+    .policy = .{ %s },
+    .secrets = .{ %s },
+    .mcp_servers = .{ .{ .name = "notion", .url = "https://mcp.example.com:%s/mcp" } },
+}`, policy, secrets, u.Port())
+	f := newFixtureWith(t, cfg, stored, answer(true), func(o *Options) { o.Net = checker })
+	return f, hs
+}
+
+func TestRemoteHostRuleAloneListsTools(t *testing.T) {
+	f, hs := remoteFixture(t, mcptest.Honest, `.allow = .{ "mcp.notion.host.com.example.*", "secret.use.NOTION_TOKEN" }`,
+		`.{ .name = "NOTION_TOKEN", .to = "mcp.notion.*", .bind = "header" }`, map[string]string{"NOTION_TOKEN": values["GITHUB_TOKEN"]})
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil || !sts[0].Started || len(sts[0].Tools) != 1 || sts[0].Tools[0].Decision.String() != "deny" {
+		t.Fatalf("status = %+v, %v", sts, err)
+	}
+	if got := hs.LastHeader().Get("Authorization"); got != "Bearer "+values["GITHUB_TOKEN"] {
+		t.Fatalf("Authorization = %q", got)
+	}
+	if _, err := mcpCall(f, "notion", "echo", `{}`); err == nil {
+		t.Fatal("a tool was called without a tool rule")
+	}
+	reqs := events(t, f, "mcp.request")
+	want := `[{"about":"discover","host":"mcp.example.com","outcome":"answered","server":"notion","status":200} {"about":"echo","host":"mcp.example.com","outcome":"refused_by_policy","server":"notion","status":0}]`
+	var got []string
+	for _, r := range reqs {
+		delete(r, "time")
+		delete(r, "kind")
+		b, _ := json.Marshal(r)
+		got = append(got, string(b))
+	}
+	if "["+strings.Join(got, " ")+"]" != want {
+		t.Fatalf("mcp.request = %v\nwant %s", got, want)
+	}
+	assertNoLeak(t, f)
+}
+
+func TestRemoteHostAskedAtStartIsRefused(t *testing.T) {
+	f, hs := remoteFixture(t, mcptest.Honest, `.ask = .{ "mcp.notion.host.com.example.*" }`, "", nil)
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil || sts[0].Started || !strings.Contains(sts[0].Why, "ask") {
+		t.Fatalf("status = %+v, %v", sts, err)
+	}
+	if reqs, _, _ := hs.Snapshot(); len(reqs) != 0 {
+		t.Fatalf("the server was reached: %v", reqs)
+	}
+	reqs := events(t, f, "mcp.request")
+	if len(reqs) != 1 || reqs[0]["outcome"] != "refused_by_policy" || reqs[0]["about"] != "discover" {
+		t.Fatalf("mcp.request = %v", reqs)
+	}
+}
+
+func TestRemoteHeaderValueWithLineBreakIsNotSent(t *testing.T) {
+	bad := "tok-LEAKCHECK\r\nX-Injected: 1"
+	values["BAD_HEADER"] = bad
+	defer delete(values, "BAD_HEADER")
+	f, hs := remoteFixture(t, mcptest.Honest, `.allow = .{ "mcp.notion.host.com.example.*", "secret.use.KEY", "secret.use.FILEKEY" }`,
+		`.{ .name = "KEY", .to = "mcp.notion.*", .bind = "header", .as = "X-Api-Key" }, .{ .name = "FILEKEY", .to = "mcp.notion.*", .bind = "file" }`,
+		map[string]string{"KEY": bad, "FILEKEY": values["GCP_KEY"]})
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil || !sts[0].Started {
+		t.Fatalf("status = %+v, %v", sts, err)
+	}
+	if h := hs.LastHeader(); h.Get("X-Api-Key") != "" || h.Get("X-Injected") != "" {
+		t.Fatalf("headers = %v", h)
+	}
+	skipped := events(t, f, "secret.skipped")
+	if len(skipped) != 2 || !strings.Contains(skipped[0]["why"].(string), "cannot carry") || !strings.Contains(skipped[1]["why"].(string), "not given a file") {
+		t.Fatalf("secret.skipped = %v", skipped)
+	}
+	assertNoLeak(t, f)
+}
+
+func TestRemoteFailureIsLogged(t *testing.T) {
+	f, _ := remoteFixture(t, mcptest.Redirect, `.allow = .{ "mcp.notion.host.com.example.*" }`, "", nil)
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil || sts[0].Started || !strings.Contains(sts[0].Why, "redirect") {
+		t.Fatalf("status = %+v, %v", sts, err)
+	}
+	reqs := events(t, f, "mcp.request")
+	if len(reqs) != 1 || reqs[0]["outcome"] != "redirected" || fmt.Sprint(reqs[0]["status"]) != "307" {
+		t.Fatalf("mcp.request = %v", reqs)
+	}
+}
