@@ -51,7 +51,7 @@ example: build
 	./bin/chock reach --org examples/org.zon --check examples/reach.txt examples/chock.zon
 	./bin/chock compile --org examples/org.zon -o bin/bundle.tar.gz examples/chock.zon
 	./bin/chock explain --config examples/chock.zon --org examples/org.zon exec.path.curl
-	CHOCK_STATE_DIR=$(CURDIR)/bin/state ./bin/chock run --config examples/chock.zon --org examples/org.zon --ask deny --script examples/script.jsonl
+	CHOCK_STATE_DIR=$(CURDIR)/bin/state CHOCK_CONFIG_DIR=$(CURDIR)/bin/config ./bin/chock run --config examples/chock.zon --org examples/org.zon --ask deny --script examples/script.jsonl
 
 clean:
 	rm -rf bin

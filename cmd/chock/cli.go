@@ -47,6 +47,7 @@ func commands() map[string]command {
 		{"run", "run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] --script FILE: a session driven by a script of tool calls", runRun},
 		{"login", "login --tool-secret NAME: store a secret's value, read from standard input", runLogin},
 		{"logout", "logout --tool-secret NAME: remove a stored secret", runLogout},
+		{"mcp", "mcp tools SERVER [--config FILE] [--org FILE]... [--json]: start one MCP server under policy and list its tools with their decisions", runMCP},
 		{"sessions", "sessions list | sessions show ID [--json]: the session logs", runSessions},
 		{"lint", "lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]: check chock.zon", runLint},
 	}

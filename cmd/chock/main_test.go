@@ -7,8 +7,10 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/chockhq/chock/internal/mcptest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -17,6 +19,9 @@ func TestMain(m *testing.M) {
 		"chock": func() {
 			os.Exit(run(context.Background(), os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 		},
+		// mcptest-server [TOOL...] is a stdio MCP server with echo, env and
+		// net, plus the tools named.
+		"mcptest-server": func() { mcptest.ServeStdio(strings.Join(os.Args[1:], ",")) },
 	})
 }
 

@@ -16,7 +16,9 @@ import (
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -258,15 +260,79 @@ type scriptCall struct {
 	Timeout    string   `json:"timeout"`
 	Background bool     `json:"background"`
 	URL        string   `json:"url"`
+	// An MCP call: the server, the tool's name, its arguments.
+	Server    string          `json:"server"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// sessionFlags are the flags of a command that opens a session.
+type sessionFlags struct {
+	policyFlags
+	ask             string
+	discoverTimeout time.Duration
+	callTimeout     time.Duration
+}
+
+func (f *sessionFlags) add(fs *pflag.FlagSet) {
+	f.policyFlags.add(fs)
+	fs.StringVar(&f.ask, "ask", "", "how ask decisions are answered: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
+	fs.DurationVar(&f.discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the time an MCP server has to start and list its tools")
+	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the time one MCP tool call has")
+}
+
+// open loads the policy and opens a session under it.
+func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtime.Session, *policy, int, bool) {
+	p, code, ok := f.load(ctx, io)
+	if !ok {
+		return nil, nil, code, false
+	}
+	var asker runtime.Asker = runtime.DenyAsker{}
+	_, tty := isTerminal(io.in)
+	switch f.ask {
+	case "prompt":
+		if !tty {
+			fmt.Fprintf(io.err, "chock %s: --ask prompt needs a terminal on standard input\n", name)
+			return nil, nil, exitUsage, false
+		}
+		asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
+	case "deny":
+	case "":
+		if tty {
+			asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
+		}
+	default:
+		fmt.Fprintf(io.err, "chock %s: unknown --ask %q (want prompt or deny)\n", name, f.ask)
+		return nil, nil, exitUsage, false
+	}
+	if f.discoverTimeout <= 0 || f.callTimeout <= 0 {
+		fmt.Fprintf(io.err, "chock %s: --mcp-discover-timeout and --mcp-call-timeout must be positive\n", name)
+		return nil, nil, exitUsage, false
+	}
+	storeKind := config.StoreFile
+	if p.config != nil {
+		storeKind = p.config.Credentials.Store
+	}
+	store, err := credstore.Open(storeKind, credstore.Options{})
+	if err != nil {
+		fmt.Fprintf(io.err, "chock %s: %s\n", name, oneLine(err.Error()))
+		return nil, nil, exitFailed, false
+	}
+	s, err := runtime.New(ctx, runtime.Options{Engine: p.engine, Config: p.config, Store: store, Asker: asker,
+		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}})
+	if err != nil {
+		fmt.Fprintf(io.err, "chock %s: %s\n", name, oneLine(err.Error()))
+		return nil, nil, exitFailed, false
+	}
+	return s, p, exitOK, true
 }
 
 // runRun implements `chock run --script FILE`.
 func runRun(ctx context.Context, args []string, io stdio) int {
 	fs := newFlags("run", io)
-	var pf policyFlags
-	pf.add(fs)
-	script := fs.String("script", "", "a JSONL file of tool calls: {\"tool\":\"exec\",\"argv\":[...]} or {\"tool\":\"fetch_url\",\"url\":\"...\"}")
-	ask := fs.String("ask", "", "how ask decisions are answered: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
+	var sf sessionFlags
+	sf.add(fs)
+	script := fs.String("script", "", "a JSONL file of tool calls: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
 	asJSON := fs.Bool("json", false, "print each result as one line of JSON")
 	exitCode := fs.Bool("exit-code", false, "exit 1 if any call was refused or failed")
 	fs.Usage = func() {
@@ -290,43 +356,20 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "chock run: %s: %s\n", *script, oneLine(err.Error()))
 		return exitFailed
 	}
-	p, code, ok := pf.load(ctx, io)
+	s, p, code, ok := sf.open(ctx, "run", io)
 	if !ok {
 		return code
 	}
-	var asker runtime.Asker = runtime.DenyAsker{}
-	_, tty := isTerminal(io.in)
-	switch *ask {
-	case "prompt":
-		if !tty {
-			fmt.Fprintln(io.err, "chock run: --ask prompt needs a terminal on standard input")
-			return exitUsage
-		}
-		asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
-	case "deny":
-	case "":
-		if tty {
-			asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
-		}
-	default:
-		fmt.Fprintf(io.err, "chock run: unknown --ask %q (want prompt or deny)\n", *ask)
-		return exitUsage
-	}
-	storeKind := config.StoreFile
-	if p.config != nil {
-		storeKind = p.config.Credentials.Store
-	}
-	store, err := credstore.Open(storeKind, credstore.Options{})
-	if err != nil {
-		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	s, err := runtime.New(ctx, runtime.Options{Engine: p.engine, Config: p.config, Store: store, Asker: asker})
-	if err != nil {
-		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
 	fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.engine.Revision()), s.LogPath())
+	sts, err := s.StartServers(ctx)
+	if err != nil {
+		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
+		s.Close()
+		return exitFailed
+	}
+	for _, st := range sts {
+		printServer(io.err, st)
+	}
 	failed := false
 	for i, sc := range calls {
 		call := &runtime.Call{Tool: sc.Tool}
@@ -338,6 +381,8 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 			call.Exec = &runtime.ExecRequest{Argv: sc.Argv, Dir: sc.Dir, Stdin: sc.Stdin, Background: sc.Background}
 		case "fetch_url":
 			call.Fetch = &runtime.FetchRequest{URL: sc.URL}
+		case "mcp":
+			call.MCP = &runtime.MCPRequest{Server: sc.Server, Tool: sc.Name, Arguments: sc.Arguments}
 		}
 		res, err := s.Run(ctx, call)
 		printResult(io.out, i+1, sc, call, res, err, *asJSON, p.sources)
@@ -353,6 +398,26 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// printServer says what starting one server came to.
+func printServer(w io.Writer, st runtime.ServerStatus) {
+	if !st.Started {
+		fmt.Fprintf(w, "server %s: left out: %s\n", st.Name, printable(oneLine(st.Why)))
+		return
+	}
+	where := "stdio, no network"
+	if st.Network {
+		where = "stdio, network allowed"
+	}
+	if st.Kind == "url" {
+		where = st.Host
+	}
+	var tools []string
+	for _, t := range st.Tools {
+		tools = append(tools, printable(t.Name)+" ("+t.Decision.String()+")")
+	}
+	fmt.Fprintf(w, "server %s: started (%s), %d tools: %s\n", st.Name, where, len(st.Tools), strings.Join(tools, ", "))
 }
 
 func short(rev string) string {
@@ -389,8 +454,15 @@ func parseScript(raw []byte) ([]scriptCall, error) {
 			if c.URL == "" {
 				return nil, fmt.Errorf("line %d: fetch_url needs url", line)
 			}
+		case "mcp":
+			if c.Server == "" || c.Name == "" {
+				return nil, fmt.Errorf("line %d: mcp needs server and name", line)
+			}
+			if len(c.Arguments) > 0 && c.Arguments[0] != '{' && string(c.Arguments) != "null" {
+				return nil, fmt.Errorf("line %d: mcp arguments must be a JSON object", line)
+			}
 		default:
-			return nil, fmt.Errorf("line %d: unknown tool %q (exec or fetch_url)", line, c.Tool)
+			return nil, fmt.Errorf("line %d: unknown tool %q (exec, fetch_url or mcp)", line, c.Tool)
 		}
 		if c.Timeout != "" {
 			if _, err := time.ParseDuration(c.Timeout); err != nil {
@@ -422,8 +494,11 @@ func printResult(w io.Writer, n int, sc scriptCall, call *runtime.Call, res *run
 		return
 	}
 	what := strings.Join(sc.Argv, " ")
-	if sc.Tool == "fetch_url" {
+	switch sc.Tool {
+	case "fetch_url":
 		what = sc.URL
+	case "mcp":
+		what = sc.Server + " " + sc.Name
 	}
 	fmt.Fprintf(w, "[%d] %s %s  (%s)\n", n, sc.Tool, what, call.Action)
 	switch {
@@ -441,7 +516,12 @@ func printResult(w io.Writer, n int, sc scriptCall, call *runtime.Call, res *run
 	case res.Background:
 		fmt.Fprintf(w, "    started in the background, pid %d (given no secrets)\n", res.PID)
 	default:
-		if sc.Tool == "fetch_url" {
+		if sc.Tool == "mcp" {
+			if res.IsError {
+				fmt.Fprintln(w, "    the tool reported an error")
+			}
+			writeIndented(w, "content", res.Content)
+		} else if sc.Tool == "fetch_url" {
 			fmt.Fprintf(w, "    status %d\n", res.Status)
 			writeIndented(w, "body", res.Body)
 		} else {
@@ -464,6 +544,25 @@ func writeIndented(w io.Writer, label, text string) {
 		return
 	}
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "    %s| %s\n", label, l)
+		fmt.Fprintf(w, "    %s| %s\n", label, printable(l))
 	}
 }
+
+// printable shows control characters (a terminal escape above all) as
+// \xNN, so text a program or a server chose cannot drive the terminal.
+func printable(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) }

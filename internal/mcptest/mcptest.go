@@ -33,6 +33,11 @@ func MaybeServe() {
 	if !ok {
 		return
 	}
+	ServeStdio(extra)
+}
+
+// ServeStdio runs the helper server on stdin and stdout, then exits.
+func ServeStdio(extra string) {
 	if err := NewServer(extra).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
