@@ -20,13 +20,14 @@ lint:
 # Benchmarks, then the figures the issues name: ZON parse vs encoding/json,
 # one decision at 10,000 rules vs 10 rules (OPA and the native matcher),
 # decisions per second through eval.Engine, serial and parallel, a brokered
-# exec of /bin/true against os/exec, and redaction against io.Copy.
+# exec of /bin/true against os/exec, a proxied MCP tools/call against a
+# direct go-sdk call to the same local server, and redaction against io.Copy.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/lint/ | tee bench.out
 	$(GO) test -run '^$$' -bench 'Decision' -benchmem -benchtime $(BENCHTIME) ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'CompilePrepare' -benchmem -benchtime 3x ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'EngineDecide' -benchmem -benchtime $(BENCHTIME) ./eval/ | tee -a bench.out
-	$(GO) test -run '^$$' -bench 'ExecTrue' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'ExecTrue|MCPCall' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Redact|Copy' -benchmem -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out

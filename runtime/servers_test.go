@@ -13,11 +13,16 @@ import (
 	"strings"
 	"testing"
 
+	"net/http/httptest"
+	"os/exec"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/mcptest"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/sessionlog"
-
-	"net/http/httptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMain(m *testing.M) {
@@ -274,4 +279,57 @@ func TestRemoteFailureIsLogged(t *testing.T) {
 	if len(reqs) != 1 || reqs[0]["outcome"] != "redirected" || fmt.Sprint(reqs[0]["status"]) != "307" {
 		t.Fatalf("mcp.request = %v", reqs)
 	}
+}
+
+// BenchmarkMCPCall is a tools/call round trip to the same local server
+// (this test binary as the stdio helper, echo): proxied through a session
+// (policy, audit, redaction, the hardened adapter, the log) and direct
+// through a bare go-sdk client.
+func BenchmarkMCPCall(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"message":"hello"}`)
+	b.Run("proxied", func(b *testing.B) {
+		policy := fmt.Sprintf(`.{
+    .policy = .{ .allow = .{ "mcp.helper.tool.echo", "mcp.helper.network" } },
+    .mcp_servers = .{ .{ .name = "helper", .command = .{ "/bin/sh", "-c", "%s= exec \"$0\" -test.run='^$'", %q } } },
+}`, mcptest.ServeEnv, exe)
+		c, _ := config.Load("chock.zon", []byte(policy))
+		out, _ := compile.Compile(compile.Input{Config: c})
+		e, _ := eval.FromOutput(context.Background(), out)
+		s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(), BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		if sts, err := s.StartServers(context.Background()); err != nil || !sts[0].Started {
+			b.Fatalf("%+v %v", sts, err)
+		}
+		ctx := context.Background()
+		for b.Loop() {
+			res, err := s.Run(ctx, &Call{Tool: "mcp", MCP: &MCPRequest{Server: "helper", Tool: "echo", Arguments: args}})
+			if err != nil || res.Content != "echo: hello" {
+				b.Fatal(res, err)
+			}
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		cmd := exec.Command("/bin/sh", "-c", mcptest.ServeEnv+`= exec "$0" -test.run='^$'`, exe)
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		ctx := context.Background()
+		for b.Loop() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}})
+			if err != nil || len(res.Content) != 1 {
+				b.Fatal(res, err)
+			}
+		}
+	})
 }

@@ -12,6 +12,7 @@ function name(   n) {
 /^BenchmarkJSONDecode\// { n = name(); sub(/^BenchmarkJSONDecode\//, "", n); js[n] = value("MB/s") }
 /^BenchmarkDecision\// { n = name(); sub(/^BenchmarkDecision\//, "", n); dec[n] = value("ns/op") }
 /^BenchmarkExecTrue\// { n = name(); sub(/^BenchmarkExecTrue\//, "", n); ex[n] = value("ns/op") }
+/^BenchmarkMCPCall\// { n = name(); sub(/^BenchmarkMCPCall\//, "", n); mc[n] = value("ns/op") }
 /^BenchmarkRedact/ { red = value("MB/s") }
 /^BenchmarkCopy/ { cp = value("MB/s") }
 /^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
@@ -28,6 +29,8 @@ END {
 		printf "eval.Engine decisions per second, %s: %d\n", k, eng[k]
 	if (ex["os-exec"] > 0)
 		printf "ratio brokered exec of /bin/true / os/exec %.2f (%s vs %s ns/op)\n", ex["brokered"] / ex["os-exec"], ex["brokered"], ex["os-exec"]
+	if (mc["direct"] > 0)
+		printf "ratio proxied MCP tools/call / direct go-sdk call %.2f (%s vs %s ns/op)\n", mc["proxied"] / mc["direct"], mc["proxied"], mc["direct"]
 	if (cp > 0)
 		printf "ratio redaction with 8 values / io.Copy throughput %.2f (%s vs %s MB/s)\n", red / cp, red, cp
 }
