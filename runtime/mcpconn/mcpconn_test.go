@@ -69,7 +69,7 @@ func loopbackOnly(a netip.Addr) string {
 // tlsServer serves h over TLS on 127.0.0.1 and returns the URL under the
 // name mcp.example.com (which the test resolver maps to it and the test
 // certificate covers) and a checker that trusts it.
-func tlsServer(t *testing.T, h http.Handler) (string, *netguard.Checker) {
+func tlsServer(t testing.TB, h http.Handler) (string, *netguard.Checker) {
 	t.Helper()
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
