@@ -24,6 +24,7 @@ const (
 	EarlyEnd       Fault = "early-end"        // an SSE reply to tools/call that ends before the result
 	Drop404Once    Fault = "404-once"         // drops the session at the first tools/call
 	Drop404Always  Fault = "404-always"       // drops the session at every tools/call
+	Drop400Once    Fault = "400-once"         // drops the session once, answering as TypeScript SDK servers do
 	ServerRequests Fault = "server-requests"  // sampling, elicitation, roots and list_changed before the result
 	ToolListChange Fault = "tool-list-change" // a new tool and list_changed after start
 	SlowDiscover   Fault = "slow-discover"    // tools/list never answers
@@ -222,6 +223,19 @@ func (h *Hostile) call(w http.ResponseWriter, r *http.Request, m rpc) {
 	case Drop404Always:
 		drop()
 		return
+	case Drop400Once:
+		h.mu.Lock()
+		first := h.Inits == 1
+		if first {
+			delete(h.sessions, r.Header.Get("Mcp-Session-Id"))
+		}
+		h.mu.Unlock()
+		if first {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)
+			return
+		}
 	case EndlessJSON:
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID)

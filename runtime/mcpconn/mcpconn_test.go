@@ -294,20 +294,26 @@ func TestEarlyStreamEnd(t *testing.T) {
 	wantError(t, err, NoAnswer, "stream ended before the reply")
 }
 
+// TestSessionDroppedOnce: a 404, or the unknown-session 400 servers built
+// on the TypeScript SDK send, opens a new session and asks once more.
 func TestSessionDroppedOnce(t *testing.T) {
-	s, hs, x, err := openHostile(t, mcptest.Drop404Once)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Call(context.Background(), "echo", nil)
-	if err != nil || res.Text != "answered" {
-		t.Fatalf("call = %+v, %v", res, err)
-	}
-	if _, inits, _ := hs.Snapshot(); inits != 2 {
-		t.Fatalf("initialize sent %d times, want 2", inits)
-	}
-	if ex := x.last(t); ex.Outcome != Answered {
-		t.Fatalf("exchange = %+v", ex)
+	for _, f := range []mcptest.Fault{mcptest.Drop404Once, mcptest.Drop400Once} {
+		t.Run(string(f), func(t *testing.T) {
+			s, hs, x, err := openHostile(t, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Call(context.Background(), "echo", nil)
+			if err != nil || res.Text != "answered" {
+				t.Fatalf("call = %+v, %v", res, err)
+			}
+			if _, inits, _ := hs.Snapshot(); inits != 2 {
+				t.Fatalf("initialize sent %d times, want 2", inits)
+			}
+			if ex := x.last(t); ex.Outcome != Answered || ex.Status != 200 {
+				t.Fatalf("exchange = %+v", ex)
+			}
+		})
 	}
 }
 
