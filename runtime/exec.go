@@ -64,7 +64,7 @@ func lookPath(argv0 string, env []string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: not found on the call's PATH", argv0)
+	return "", fmt.Errorf("%s: not found on PATH %s", argv0, path)
 }
 
 func statExec(p string) (bool, error) {

@@ -189,7 +189,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		env := append([]string(nil), s.opts.BaseEnv...)
 		prog, err := lookPath(command[0], env)
 		if err != nil {
-			return st, s.dropServer(&st, fmt.Sprintf("command %s: %v", command[0], err))
+			return st, s.dropServer(&st, fmt.Sprintf("the command is not there: %v", err))
 		}
 		local = mcpconn.Local{Name: name, Argv: append([]string{prog}, command[1:]...), Env: env, Dir: s.opts.MCP.Dir, NoNetwork: !st.Network}
 	}

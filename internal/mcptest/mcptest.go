@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,7 +62,8 @@ type msgIn struct {
 
 // NewServer is the helper server: echo (the message back), env (the
 // server's environment, sorted), net (its network interfaces), plus the
-// extra tools named (each answering its own name).
+// extra tools named: big (a reply of a given size), sleep (an answer after
+// a while), any other name (answering its own name).
 func NewServer(extra string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
 	text := func(s string) *mcp.CallToolResult {
@@ -104,6 +106,14 @@ func NewServer(extra string) *mcp.Server {
 		names = strings.Split(extra, ",")
 	}
 	for _, name := range names {
+		switch name {
+		case "big":
+			addBig(s, text)
+			continue
+		case "sleep":
+			addSleep(s, text)
+			continue
+		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "answers its own name"},
 			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 				return text(name), nil, nil
@@ -133,4 +143,26 @@ func Everything(t testing.TB) (node, script string) {
 		t.Skip(msg)
 	}
 	return node, script
+}
+
+func addBig(s *mcp.Server, text func(string) *mcp.CallToolResult) {
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "a reply of the given size in bytes"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Size int `json:"size"`
+		}) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("b", in.Size)), nil, nil
+		})
+}
+
+func addSleep(s *mcp.Server, text func(string) *mcp.CallToolResult) {
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "answers after the given milliseconds"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+			Ms int `json:"ms"`
+		}) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return text("slept"), nil, nil
+		})
 }

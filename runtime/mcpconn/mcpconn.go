@@ -166,6 +166,9 @@ type dialer interface {
 	// the session (404, or its unknown-session answer).
 	sessionLost(err error) bool
 	host() string
+	// reconnects says whether a failed session is replaced by a new one
+	// at the next call (remote), or kept (local: one process, one session).
+	reconnects() bool
 	close() error
 }
 
@@ -361,7 +364,9 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 			return nil, err
 		}
 		e := s.fail(ctx, tool, err)
-		s.drop() // a failed exchange may have broken the session; the next call opens another
+		if s.d.reconnects() {
+			s.drop() // a failed exchange may have broken the session; the next call opens another
+		}
 		return nil, e
 	}
 	s.report(Exchange{About: tool, Status: s.d.status(), Outcome: Answered})

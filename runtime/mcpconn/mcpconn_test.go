@@ -569,3 +569,37 @@ func TestEverythingStdio(t *testing.T) {
 		t.Fatalf("server environment = %v", env)
 	}
 }
+
+// TestLocalReplyBound: a stdio frame past the bound is refused, not read.
+func TestLocalReplyBound(t *testing.T) {
+	s, x, err := helper(t, "big", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Call(context.Background(), "big", json.RawMessage(`{"size":1000}`))
+	if err != nil || len(res.Text) != 1000 {
+		t.Fatalf("small reply: %v", err)
+	}
+	_, err = s.Call(context.Background(), "big", json.RawMessage(fmt.Sprintf(`{"size":%d}`, MaxReply+1)))
+	wantError(t, err, NoAnswer, "1 MiB bound")
+	if ex := x.last(t); ex.Outcome != NoAnswer || ex.About != "big" {
+		t.Fatalf("exchange = %+v", ex)
+	}
+}
+
+// TestLocalSlowCallKeepsTheServer: a call past its budget fails; the
+// server, one process for the session, answers the next call.
+func TestLocalSlowCallKeepsTheServer(t *testing.T) {
+	argv, env := mcptest.HelperCommand(t, "sleep")
+	s, err := OpenLocal(context.Background(), Local{Name: "slow", Argv: argv, Env: env}, Options{DiscoverTimeout: 20 * time.Second, CallTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Call(context.Background(), "sleep", json.RawMessage(`{"ms":5000}`))
+	wantError(t, err, NoAnswer, "no answer within 300ms")
+	res, err := s.Call(context.Background(), "sleep", json.RawMessage(`{"ms":1}`))
+	if err != nil || res.Text != "slept" {
+		t.Fatalf("after a time-out: %+v, %v", res, err)
+	}
+}

@@ -117,8 +117,9 @@ func (d *httpDialer) update(f func(*exchState)) {
 	d.mu.Unlock()
 }
 
-func (d *httpDialer) host() string { return d.hostname }
-func (d *httpDialer) status() int  { return d.state().status }
+func (d *httpDialer) host() string     { return d.hostname }
+func (d *httpDialer) reconnects() bool { return true }
+func (d *httpDialer) status() int      { return d.state().status }
 
 func (d *httpDialer) close() error {
 	d.client.CloseIdleConnections()
