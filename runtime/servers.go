@@ -173,10 +173,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 			return st, err
 		}
 		if d.Decision != config.Allow {
-			if err := s.event("mcp.request", sessionlog.F("server", name), sessionlog.F("host", host), sessionlog.F("about", mcpconn.Discover),
-				sessionlog.F("status", 0), sessionlog.F("outcome", string(mcpconn.RefusedByPolicy))); err != nil {
-				return st, err
-			}
+			s.logExchange(mcpconn.Exchange{Server: name, Host: host, About: mcpconn.Discover, Outcome: mcpconn.RefusedByPolicy})
 			return st, s.dropServer(&st, s.refusal(d))
 		}
 		remote = mcpconn.Remote{Name: name, URL: url, Net: s.opts.Net, Headers: map[string]string{}}
@@ -331,17 +328,15 @@ func (s *Session) secretValue(ctx context.Context, name string) (value, why stri
 	return v, ""
 }
 
-// logExchange writes one mcp.request.
+// logExchange writes one mcp.request, exactly as seed 000 shows it: why an
+// exchange failed is on the server.dropped or tool.result line it led to.
 func (s *Session) logExchange(x mcpconn.Exchange) {
 	fields := []sessionlog.Field{sessionlog.F("server", x.Server)}
 	if x.Host != "" {
 		fields = append(fields, sessionlog.F("host", x.Host))
 	}
 	fields = append(fields, sessionlog.F("about", x.About), sessionlog.F("status", x.Status), sessionlog.F("outcome", string(x.Outcome)))
-	if x.Err != nil {
-		fields = append(fields, sessionlog.F("why", x.Err.Error()))
-	}
-	s.event("mcp.request", fields...)
+	s.log.Event("mcp.request", false, fields...)
 }
 
 // Servers returns the status of every server the session tried to start.
