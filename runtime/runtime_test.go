@@ -333,18 +333,34 @@ func TestNestedDecisionsNameTheirParent(t *testing.T) {
 	}
 }
 
+// benchSession is a session under policy for a benchmark, closed with it.
+func benchSession(b *testing.B, policy string) *Session {
+	b.Helper()
+	c, ds := config.Load("chock.zon", []byte(policy))
+	if ds.HasErrors() {
+		b.Fatal(ds)
+	}
+	out, err := compile.Compile(compile.Input{Config: c})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := eval.FromOutput(context.Background(), out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(), BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
 // BenchmarkExecTrue: a brokered exec of /bin/true (policy, secrets query,
 // log) beside a plain os/exec run of the same.
 func BenchmarkExecTrue(b *testing.B) {
 	b.Run("brokered", func(b *testing.B) {
-		c, _ := config.Load("chock.zon", []byte(`.{ .policy = .{ .allow = .{"exec.path.true"} } }`))
-		out, _ := compile.Compile(compile.Input{Config: c})
-		e, _ := eval.FromOutput(context.Background(), out)
-		s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(), BaseEnv: []string{"PATH=/usr/bin:/bin"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
+		s := benchSession(b, `.{ .policy = .{ .allow = .{"exec.path.true"} } }`)
 		ctx := context.Background()
 		for b.Loop() {
 			if _, err := s.Run(ctx, &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"/bin/true"}}}); err != nil {

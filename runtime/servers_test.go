@@ -16,9 +16,6 @@ import (
 	"net/http/httptest"
 	"os/exec"
 
-	"github.com/chockhq/chock/compile"
-	"github.com/chockhq/chock/compile/config"
-	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/mcptest"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/sessionlog"
@@ -296,14 +293,7 @@ func BenchmarkMCPCall(b *testing.B) {
     .policy = .{ .allow = .{ "mcp.helper.tool.echo", "mcp.helper.network" } },
     .mcp_servers = .{ .{ .name = "helper", .command = .{ "/bin/sh", "-c", "%s= exec \"$0\" -test.run='^$'", %q } } },
 }`, mcptest.ServeEnv, exe)
-		c, _ := config.Load("chock.zon", []byte(policy))
-		out, _ := compile.Compile(compile.Input{Config: c})
-		e, _ := eval.FromOutput(context.Background(), out)
-		s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(), BaseEnv: []string{"PATH=/usr/bin:/bin"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
+		s := benchSession(b, policy)
 		if sts, err := s.StartServers(context.Background()); err != nil || !sts[0].Started {
 			b.Fatalf("%+v %v", sts, err)
 		}
