@@ -22,9 +22,9 @@ import (
 // MaxServers is how many MCP servers a session may have.
 const MaxServers = 8
 
-// OwnTools are the names of Chock's own tools: a server declaring one is
-// kept out of the session whole, so the model can never be offered a
-// server's tool under a name it trusts.
+// OwnTools are the names of Chock's own tools: a server declaring one, in
+// any case, is kept out of the session whole, so the model can never be
+// offered a server's tool under a name it trusts.
 var OwnTools = []string{"exec", "fetch_url", "read_file", "write_file", "list_files"}
 
 // MCPOptions tune how servers are reached; zero values are seed 000's.
@@ -274,7 +274,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 	}
 	for _, t := range conn.Tools() {
 		for _, own := range OwnTools {
-			if t.Name == own {
+			if strings.EqualFold(t.Name, own) {
 				conn.Close()
 				return st, s.dropServer(&st, fmt.Sprintf("it declares a tool named %q, which is one of Chock's own, so the whole server is kept out", t.Name))
 			}

@@ -123,18 +123,20 @@ func TestLocalServerUnderPolicy(t *testing.T) {
 
 func TestServersDropped(t *testing.T) {
 	for _, tc := range []struct {
-		name, policy, stored, why string
+		name, tools, policy, stored, why string
 	}{
-		{"own tool name", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "exec"`},
-		{"secret asked", `.ask = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", "reads as refused"},
-		{"secret missing", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "", "chock login --tool-secret GITHUB_TOKEN"},
+		{"own tool name", "exec", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "exec"`},
+		{"own tool name in another case", "Fetch_URL", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "Fetch_URL"`},
+		{"tool name no action can hold", "a*b", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `cannot be a policy action`},
+		{"secret asked", "", `.ask = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", "reads as refused"},
+		{"secret missing", "", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "", "chock login --tool-secret GITHUB_TOKEN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			policy := fmt.Sprintf(`.{
     .policy = .{ %s, .rules = .{ .{ .action = "mcp.helper.tool.*", .decision = .allow } } },
     .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "mcp.*" } },
     .mcp_servers = .{ .{ .name = "helper", .command = %s } },
-}`, tc.policy, helperCommand(t, "exec"))
+}`, tc.policy, helperCommand(t, tc.tools))
 			stored := map[string]string{}
 			if tc.stored != "" {
 				stored[tc.stored] = values[tc.stored]
