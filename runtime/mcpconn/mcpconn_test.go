@@ -89,8 +89,9 @@ func tlsServer(t testing.TB, h http.Handler) (string, *netguard.Checker) {
 	return "https://mcp.example.com:" + u.Port() + "/mcp", c
 }
 
-func shortOpts(x *exchanges) Options {
-	return Options{DiscoverTimeout: 2 * time.Second, CallTimeout: 2 * time.Second, OnExchange: x.add}
+// opts reports exchanges to x, with budgets no loaded machine reaches.
+func opts(x *exchanges) Options {
+	return Options{DiscoverTimeout: 15 * time.Second, CallTimeout: 15 * time.Second, OnExchange: x.add}
 }
 
 // recordAuth wraps a handler and records the Authorization header of
@@ -116,7 +117,7 @@ func TestRemoteGoSDKServer(t *testing.T) {
 	rec := &recordAuth{h: h}
 	u, checker := tlsServer(t, rec)
 	var x exchanges
-	s, err := OpenRemote(context.Background(), Remote{Name: "probe", URL: u, Headers: map[string]string{"Authorization": "Bearer tok-123456"}, Net: checker}, shortOpts(&x))
+	s, err := OpenRemote(context.Background(), Remote{Name: "probe", URL: u, Headers: map[string]string{"Authorization": "Bearer tok-123456"}, Net: checker}, opts(&x))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,15 @@ func openHostile(t *testing.T, f mcptest.Fault) (*Server, *mcptest.Hostile, *exc
 	hs := mcptest.NewHostile(f)
 	u, checker := tlsServer(t, hs)
 	x := &exchanges{}
-	s, err := OpenRemote(context.Background(), Remote{Name: "hostile", URL: u, Net: checker}, shortOpts(x))
+	o := Options{DiscoverTimeout: 15 * time.Second, CallTimeout: 15 * time.Second, OnExchange: x.add}
+	if f == mcptest.SlowDiscover || f == mcptest.SlowCall {
+		// The budgets, made short by the option the CLI sets too.
+		o.DiscoverTimeout, o.CallTimeout = time.Second, time.Second
+		if f == mcptest.SlowCall {
+			o.DiscoverTimeout = 15 * time.Second
+		}
+	}
+	s, err := OpenRemote(context.Background(), Remote{Name: "hostile", URL: u, Net: checker}, o)
 	if s != nil {
 		t.Cleanup(func() { s.Close() })
 	}
@@ -248,7 +257,7 @@ func TestOldProtocolRefused(t *testing.T) {
 func TestSlowDiscover(t *testing.T) {
 	start := time.Now()
 	_, _, x, err := openHostile(t, mcptest.SlowDiscover)
-	wantError(t, err, NoAnswer, "no answer within 2s")
+	wantError(t, err, NoAnswer, "no answer within 1s")
 	if time.Since(start) > 30*time.Second {
 		t.Fatal("the discover budget did not hold")
 	}
@@ -263,7 +272,7 @@ func TestSlowCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Call(context.Background(), "echo", nil)
-	wantError(t, err, NoAnswer, "no answer within 2s")
+	wantError(t, err, NoAnswer, "no answer within 1s")
 	if ex := x.last(t); ex.About != "echo" || ex.Outcome != NoAnswer {
 		t.Fatalf("exchange = %+v", ex)
 	}
@@ -400,7 +409,7 @@ func TestAddressesRefused(t *testing.T) {
 	for host := range answers {
 		t.Run(host, func(t *testing.T) {
 			x := &exchanges{}
-			_, err := OpenRemote(context.Background(), Remote{Name: "far", URL: "https://" + host + "/mcp", Net: checker}, shortOpts(x))
+			_, err := OpenRemote(context.Background(), Remote{Name: "far", URL: "https://" + host + "/mcp", Net: checker}, opts(x))
 			wantError(t, err, RefusedByAddress, host)
 			if ex := x.last(t); ex.Outcome != RefusedByAddress || ex.Status != 0 || ex.Host != host {
 				t.Fatalf("exchange = %+v", ex)
@@ -412,7 +421,7 @@ func TestAddressesRefused(t *testing.T) {
 	}
 	// Literal addresses are checked too.
 	for _, u := range []string{"https://127.0.0.1/mcp", "https://[::1]/mcp", "https://169.254.169.254/mcp", "https://localhost/mcp"} {
-		_, err := OpenRemote(context.Background(), Remote{Name: "far", URL: u}, shortOpts(&exchanges{}))
+		_, err := OpenRemote(context.Background(), Remote{Name: "far", URL: u}, opts(&exchanges{}))
 		wantError(t, err, RefusedByAddress, "")
 	}
 }
@@ -591,13 +600,13 @@ func TestLocalReplyBound(t *testing.T) {
 // server, one process for the session, answers the next call.
 func TestLocalSlowCallKeepsTheServer(t *testing.T) {
 	argv, env := mcptest.HelperCommand(t, "sleep")
-	s, err := OpenLocal(context.Background(), Local{Name: "slow", Argv: argv, Env: env}, Options{DiscoverTimeout: 20 * time.Second, CallTimeout: 300 * time.Millisecond})
+	s, err := OpenLocal(context.Background(), Local{Name: "slow", Argv: argv, Env: env}, Options{DiscoverTimeout: 20 * time.Second, CallTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = s.Call(context.Background(), "sleep", json.RawMessage(`{"ms":5000}`))
-	wantError(t, err, NoAnswer, "no answer within 300ms")
+	_, err = s.Call(context.Background(), "sleep", json.RawMessage(`{"ms":10000}`))
+	wantError(t, err, NoAnswer, "no answer within 1s")
 	res, err := s.Call(context.Background(), "sleep", json.RawMessage(`{"ms":1}`))
 	if err != nil || res.Text != "slept" {
 		t.Fatalf("after a time-out: %+v, %v", res, err)
