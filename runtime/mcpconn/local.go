@@ -40,12 +40,7 @@ func OpenLocal(ctx context.Context, l Local, o Options) (*Server, error) {
 	}
 	o.defaults()
 	d := &stdioDialer{l: l, bound: o.MaxReply}
-	s := newServer(l.Name, d, o)
-	if err := s.start(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return open(ctx, l.Name, d, o)
 }
 
 // stdioDialer starts the process once; a local server is one session.

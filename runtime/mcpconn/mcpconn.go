@@ -218,6 +218,17 @@ func newServer(name string, d dialer, o Options) *Server {
 	return &Server{name: name, o: o, d: d, counts: map[string]int{}}
 }
 
+// open starts a server on d: a session and its tool list, or an error
+// with everything it had opened closed.
+func open(ctx context.Context, name string, d dialer, o Options) (*Server, error) {
+	s := newServer(name, d, o)
+	if err := s.start(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // start connects and reads the tool list within the discover budget.
 func (s *Server) start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.o.DiscoverTimeout)

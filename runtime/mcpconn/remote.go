@@ -69,12 +69,7 @@ func OpenRemote(ctx context.Context, r Remote, o Options) (*Server, error) {
 	o.defaults()
 	d := &httpDialer{endpoint: u.String(), hostname: u.Hostname(), headers: r.Headers, bound: o.MaxReply}
 	d.client = d.newClient(checker)
-	s := newServer(r.Name, d, o)
-	if err := s.start(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return open(ctx, r.Name, d, o)
 }
 
 // httpDialer owns the HTTP client of one remote server and what it saw of
