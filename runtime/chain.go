@@ -223,11 +223,8 @@ func (s *Session) policy(ctx context.Context, c *Call, next Handler) (*Result, e
 	}
 	if err := s.permit(ctx, d, c.ID); err != nil {
 		if c.MCP != nil {
-			s.mu.Lock()
-			sv := s.servers[c.MCP.Server]
-			s.mu.Unlock()
 			host := ""
-			if sv != nil {
+			if sv := s.server(c.MCP.Server); sv != nil {
 				host = sv.status.Host
 			}
 			s.logExchange(mcpconn.Exchange{Server: c.MCP.Server, Host: host, About: c.MCP.Tool, Outcome: mcpconn.RefusedByPolicy})

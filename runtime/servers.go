@@ -148,6 +148,8 @@ func (s *Session) refusal(d *eval.Decision) string {
 	return strings.Join(parts, "; ")
 }
 
+// startServer starts one server under start-phase policy, or drops it with
+// a line saying why; err is a failure to decide or to log.
 func (s *Session) startServer(ctx context.Context, name, url string, command []string) (ServerStatus, error) {
 	st := ServerStatus{Name: name, Kind: kindOf(url)}
 	parent := "server:" + name
@@ -191,79 +193,15 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		local = mcpconn.Local{Name: name, Argv: append([]string{prog}, command[1:]...), Env: env, Dir: s.opts.MCP.Dir, NoNetwork: !st.Network}
 	}
 
-	// Secrets: read once, before the first request; only allow gives.
-	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Server: name})
-	if err != nil {
-		return st, err
-	}
-	granted := 0
-	for _, sec := range offered {
-		d, err := s.decide(ctx, "secret.use."+sec.Name, config.Start, parent)
+	if why, err := s.serverSecrets(ctx, name, url != "", remote.Headers, &local.Env); err != nil || why != "" {
 		if err != nil {
 			return st, err
 		}
-		if d.Decision != config.Allow {
-			return st, s.dropServer(&st, fmt.Sprintf("secret %s: %s", sec.Name, s.refusal(d)))
-		}
-		skip := ""
-		switch {
-		case sec.Bind == config.BindFile:
-			skip = "an MCP server is not given a file: it holds what it is given for the whole session, so the file would have to live that long"
-		case url != "" && sec.Bind != config.BindHeader:
-			skip = fmt.Sprintf("a remote server takes a credential as a header, and this entry binds as %s", sec.Bind)
-		case url == "" && sec.Bind == config.BindHeader:
-			skip = "a local server takes its secrets in its environment, and this entry binds as a header"
-		}
-		if skip != "" {
-			if err := s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", name), sessionlog.F("why", skip)); err != nil {
-				return st, err
-			}
-			continue
-		}
-		value, why := s.secretValue(ctx, sec.Name)
-		if why != "" {
-			return st, s.dropServer(&st, why)
-		}
-		if granted == MaxSlots {
-			return st, s.dropServer(&st, fmt.Sprintf("the server is granted more than %d secrets; it has %d redaction slots", MaxSlots, MaxSlots))
-		}
-		variable := sec.As
-		if variable == "" {
-			variable = sec.Name
-			if sec.Bind == config.BindHeader {
-				variable = "Authorization"
-			}
-		}
-		if sec.Bind == config.BindHeader {
-			v := value
-			if strings.EqualFold(variable, "Authorization") {
-				v = "Bearer " + value
-			}
-			if !httpguts.ValidHeaderFieldValue(v) || !httpguts.ValidHeaderFieldName(variable) {
-				// Not sent at all: the server starts without it.
-				if err := s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", name),
-					sessionlog.F("why", fmt.Sprintf("the value holds a byte header %s cannot carry, so it is not sent and the server starts without it", variable))); err != nil {
-					return st, err
-				}
-				continue
-			}
-			remote.Headers[variable] = v
-		} else {
-			local.Env = append(local.Env, variable+"="+value)
-		}
-		// The server's slot stays filled for the whole session.
-		s.redact.Add(parent, sec.Name, value)
-		granted++
-		if err := s.log.Event("secret.used", false, sessionlog.F("name", sec.Name), sessionlog.F("action", "mcp."+name),
-			sessionlog.F("bind", sec.Bind.String()), sessionlog.F("variable", variable)); err != nil {
-			return st, fmt.Errorf("session log: %w", err)
-		}
-	}
-	if err := s.log.Flush(); err != nil {
-		return st, fmt.Errorf("session log: %w", err)
+		return st, s.dropServer(&st, why)
 	}
 
 	var conn *mcpconn.Server
+	var err error
 	if url != "" {
 		conn, err = mcpconn.OpenRemote(ctx, remote, o)
 	} else {
@@ -310,6 +248,85 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 	return st, s.event("server.started", fields...)
 }
 
+// serverSecrets gives a server the secrets offered to it, each asked under
+// secret.use.NAME at start, where only allow gives, and read once, before
+// the first request: a remote server's as headers, a local server's in
+// its environment. why says why the server is dropped ("" when it is not);
+// err is a failure to decide or to log.
+func (s *Session) serverSecrets(ctx context.Context, name string, remote bool, headers map[string]string, env *[]string) (why string, err error) {
+	parent := "server:" + name
+	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Server: name})
+	if err != nil {
+		return "", err
+	}
+	skipped := func(sec eval.Secret, why string) error {
+		return s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", name), sessionlog.F("why", why))
+	}
+	granted := 0
+	for _, sec := range offered {
+		d, err := s.decide(ctx, "secret.use."+sec.Name, config.Start, parent)
+		if err != nil {
+			return "", err
+		}
+		if d.Decision != config.Allow {
+			return fmt.Sprintf("secret %s: %s", sec.Name, s.refusal(d)), nil
+		}
+		if why := bindMismatch(sec.Bind, remote); why != "" {
+			if err := skipped(sec, why); err != nil {
+				return "", err
+			}
+			continue
+		}
+		value, why := s.secretValue(ctx, sec.Name)
+		if why != "" {
+			return why, nil
+		}
+		if granted == MaxSlots {
+			return fmt.Sprintf("the server is granted more than %d secrets; it has %d redaction slots", MaxSlots, MaxSlots), nil
+		}
+		if sec.Bind == config.BindHeader {
+			v := value
+			if strings.EqualFold(sec.As, "Authorization") {
+				v = "Bearer " + value
+			}
+			if !httpguts.ValidHeaderFieldValue(v) || !httpguts.ValidHeaderFieldName(sec.As) {
+				// Not sent at all: the server starts without it.
+				if err := skipped(sec, fmt.Sprintf("the value holds a byte header %s cannot carry, so it is not sent and the server starts without it", sec.As)); err != nil {
+					return "", err
+				}
+				continue
+			}
+			headers[sec.As] = v
+		} else {
+			*env = append(*env, sec.As+"="+value)
+		}
+		// The server's slot stays filled for the whole session.
+		s.redact.Add(parent, sec.Name, value)
+		granted++
+		if err := s.log.Event("secret.used", false, sessionlog.F("name", sec.Name), sessionlog.F("action", "mcp."+name),
+			sessionlog.F("bind", sec.Bind.String()), sessionlog.F("variable", sec.As)); err != nil {
+			return "", fmt.Errorf("session log: %w", err)
+		}
+	}
+	if err := s.log.Flush(); err != nil {
+		return "", fmt.Errorf("session log: %w", err)
+	}
+	return "", nil
+}
+
+// bindMismatch says why a secret bound as b gives a server nothing, or "".
+func bindMismatch(b config.Bind, remote bool) string {
+	switch {
+	case b == config.BindFile:
+		return "an MCP server is not given a file: it holds what it is given for the whole session, so the file would have to live that long"
+	case remote && b != config.BindHeader:
+		return fmt.Sprintf("a remote server takes a credential as a header, and this entry binds as %s", b)
+	case !remote && b == config.BindHeader:
+		return "a local server takes its secrets in its environment, and this entry binds as a header"
+	}
+	return ""
+}
+
 // secretValue reads a secret from the store; why says why it could not be.
 func (s *Session) secretValue(ctx context.Context, name string) (value, why string) {
 	if s.opts.Store == nil {
@@ -339,23 +356,16 @@ func (s *Session) logExchange(x mcpconn.Exchange) {
 	s.log.Event("mcp.request", false, fields...)
 }
 
-// Servers returns the status of every server the session tried to start.
-func (s *Session) Servers() []ServerStatus {
+// server is the named server of the session, nil when none was configured.
+func (s *Session) server(name string) *server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []ServerStatus
-	for _, sv := range s.servers {
-		out = append(out, sv.status)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return s.servers[name]
 }
 
 // runMCP calls a server's tool. The result is untrusted text, redacted.
 func (s *Session) runMCP(ctx context.Context, c *Call) (*Result, error) {
-	s.mu.Lock()
-	sv := s.servers[c.MCP.Server]
-	s.mu.Unlock()
+	sv := s.server(c.MCP.Server)
 	switch {
 	case sv == nil:
 		return nil, fmt.Errorf("no server %q is in this session", c.MCP.Server)

@@ -85,7 +85,7 @@ func TestLocalServerUnderPolicy(t *testing.T) {
 	// The server holds its secret in its environment; what it says of it
 	// is redacted.
 	res, err = mcpCall(f, "helper", "env", `{}`)
-	if err != nil || !strings.Contains(res.Content, "GITHUB_TOKEN=[secret:GITHUB_TOKEN]") || strings.Contains(res.Content, "HOME=") == false {
+	if err != nil || !strings.Contains(res.Content, "GITHUB_TOKEN=[secret:GITHUB_TOKEN]") || !strings.Contains(res.Content, "HOME=") {
 		t.Fatalf("env = %+v, %v", res, err)
 	}
 	// The echo of a value is redacted too.

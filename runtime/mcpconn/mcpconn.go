@@ -75,8 +75,6 @@ type Exchange struct {
 	// Status is the HTTP status of the last response (0: none, or local).
 	Status  int
 	Outcome Outcome
-	// Err says why an exchange that was not answered failed.
-	Err error
 }
 
 // Error is a failed exchange: why, and how it ended.
@@ -188,9 +186,6 @@ type Server struct {
 	closed  bool
 }
 
-// Name is the server's name in chock.zon.
-func (s *Server) Name() string { return s.name }
-
 // Tools is the tool list read at start. It never changes.
 func (s *Server) Tools() []Tool { return append([]Tool(nil), s.tools...) }
 
@@ -271,7 +266,7 @@ func (s *Server) fail(ctx context.Context, about string, err error) *Error {
 		}
 	}
 	e.Server, e.About = s.name, about
-	s.report(Exchange{About: about, Status: e.Status, Outcome: e.Outcome, Err: e})
+	s.report(Exchange{About: about, Status: e.Status, Outcome: e.Outcome})
 	return e
 }
 
@@ -398,7 +393,7 @@ func (s *Server) call(ctx context.Context, tool string, arguments any) (*Result,
 		}
 		return nil, err
 	}
-	return &Result{Text: Render(r), IsError: r.IsError}, nil
+	return &Result{Text: render(r), IsError: r.IsError}, nil
 }
 
 // drop closes the current session, if any.
@@ -421,10 +416,10 @@ func (s *Server) Close() error {
 	return s.d.close()
 }
 
-// Render turns a tool result into text: text content as it is, other
+// render turns a tool result into text: text content as it is, other
 // content described in one line, structured content as JSON when there is
 // no text. Nothing in it is interpreted.
-func Render(r *mcp.CallToolResult) string {
+func render(r *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range r.Content {
 		switch c := c.(type) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -191,9 +190,10 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	for name, value := range g.d.headers {
 		req.Header.Set(name, value)
 	}
-	if req.Header.Get("Mcp-Protocol-Version") == "" && !isInitialize(req) {
-		// The go-sdk sets it from session state it keeps in a type this
-		// adapter wraps; the version is pinned, so set it here.
+	if req.Header.Get("Mcp-Protocol-Version") == "" {
+		// The go-sdk sets it from session state kept in a type this adapter
+		// wraps. The version is pinned, and initialize asks for the same
+		// one, so every request carries it.
 		req.Header.Set("Mcp-Protocol-Version", ProtocolVersion)
 	}
 	resp, err := g.base.RoundTrip(req)
@@ -219,23 +219,6 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		g.d.update(func(st *exchState) { st.bound = true })
 	}}
 	return resp, nil
-}
-
-// isInitialize says whether a POST carries the initialize request.
-func isInitialize(req *http.Request) bool {
-	if req.Method != http.MethodPost || req.GetBody == nil {
-		return false
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return false
-	}
-	defer body.Close()
-	var m struct {
-		Method string `json:"method"`
-	}
-	json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&m)
-	return m.Method == "initialize"
 }
 
 // classify says how a failed exchange ended.
