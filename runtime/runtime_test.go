@@ -52,21 +52,28 @@ func newFixture(t *testing.T, policy string, stored map[string]string, asker Ask
 	return newFixtureWith(t, policy, stored, asker, nil)
 }
 
-// newFixtureWith is newFixture with the session's options adjusted by opt.
-func newFixtureWith(t *testing.T, policy string, stored map[string]string, asker Asker, opt func(*Options)) *fixture {
-	t.Helper()
+// testEngine compiles a chock.zon source into an engine.
+func testEngine(tb testing.TB, policy string) (*eval.Engine, *config.Config) {
+	tb.Helper()
 	c, ds := config.Load("chock.zon", []byte(policy))
 	if ds.HasErrors() {
-		t.Fatal(ds)
+		tb.Fatal(ds)
 	}
 	out, err := compile.Compile(compile.Input{Config: c})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	e, err := eval.FromOutput(context.Background(), out)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return e, c
+}
+
+// newFixtureWith is newFixture with the session's options adjusted by opt.
+func newFixtureWith(t *testing.T, policy string, stored map[string]string, asker Asker, opt func(*Options)) *fixture {
+	t.Helper()
+	e, c := testEngine(t, policy)
 	f := &fixture{logDir: t.TempDir(), tempDir: t.TempDir(), cfgDir: t.TempDir()}
 	store, err := credstore.Open(config.StoreFile, credstore.Options{ConfigDir: f.cfgDir})
 	if err != nil {
@@ -336,18 +343,7 @@ func TestNestedDecisionsNameTheirParent(t *testing.T) {
 // benchSession is a session under policy for a benchmark, closed with it.
 func benchSession(b *testing.B, policy string) *Session {
 	b.Helper()
-	c, ds := config.Load("chock.zon", []byte(policy))
-	if ds.HasErrors() {
-		b.Fatal(ds)
-	}
-	out, err := compile.Compile(compile.Input{Config: c})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := eval.FromOutput(context.Background(), out)
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, c := testEngine(b, policy)
 	s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(), BaseEnv: []string{"PATH=/usr/bin:/bin"}})
 	if err != nil {
 		b.Fatal(err)
