@@ -122,21 +122,50 @@ func NewServer(extra string) *mcp.Server {
 	return s
 }
 
-// Everything returns the path of server-everything's dist/index.js, as
-// .ci/run installs it ($CHOCK_MCP_PEERS, default ~/.cache/chock/peers),
-// and the node binary. Without them the test is skipped, except under CI,
-// where it fails: a test that needs a real peer must not vanish silently.
+// PeersEnv names a folder holding node_modules with the test peers, for a
+// machine that installed them somewhere else than .ci/run does.
+const PeersEnv = "CHOCK_MCP_PEERS"
+
+// PeersDir is where the test peers are: $CHOCK_MCP_PEERS, or else
+// testdata/peers of the module the test runs in, where .ci/run installs
+// them with npm ci. It finds the module from the working directory, which
+// go test sets to the package's folder, so a clone in any folder works.
+func PeersDir() (string, error) {
+	if dir := os.Getenv(PeersEnv); dir != "" {
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "testdata", "peers"), nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("no go.mod above %s", wd)
+		}
+	}
+}
+
+// Everything returns the node binary and the path of server-everything's
+// dist/index.js in PeersDir. Without them the test is skipped, except
+// under CI, where it fails: a test that needs a real peer must not vanish
+// silently. make test lists every skip in its last line.
 func Everything(t testing.TB) (node, script string) {
-	dir := os.Getenv("CHOCK_MCP_PEERS")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "chock", "peers")
+	t.Helper()
+	dir, err := PeersDir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	script = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	node, err := exec.LookPath("node")
+	node, err = exec.LookPath("node")
 	_, serr := os.Stat(script)
 	if err != nil || serr != nil {
-		msg := fmt.Sprintf("server-everything is not installed (node: %v, %s: %v); .ci/run installs it", err, script, serr)
+		msg := "server-everything is not installed: (cd testdata/peers && npm ci) installs it"
+		if err != nil {
+			msg = fmt.Sprintf("node is not on PATH (%v); %s", err, msg)
+		}
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
