@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/internal/safefile"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 )
@@ -99,47 +99,23 @@ func (o *Output) WriteBundle(w io.Writer, key *Key) error {
 }
 
 // WriteRego writes the modules, data.json and .manifest under dir, for
-// review. dir is replaced as a whole, so a failure leaves the old one.
+// review. dir may be new, empty, or one WriteRego wrote before and nobody
+// changed since (safefile.WriteDir); anything else in it is refused with
+// a *safefile.ForeignError and nothing is written.
 func (o *Output) WriteRego(dir string) error {
 	b, err := o.Bundle(nil)
 	if err != nil {
 		return err
 	}
-	parent := filepath.Dir(filepath.Clean(dir))
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	write := func(rel string, data []byte) error {
-		p := filepath.Join(tmp, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(p, data, 0o644)
-	}
+	files := map[string][]byte{}
 	for _, m := range b.Modules {
-		if err := write(m.Path, m.Raw); err != nil {
-			return err
-		}
+		files[strings.TrimPrefix(m.Path, "/")] = m.Raw
 	}
 	data, _ := json.MarshalIndent(b.Data, "", "  ")
-	if err := write("data.json", append(data, '\n')); err != nil {
-		return err
-	}
+	files["data.json"] = append(data, '\n')
 	man, _ := json.MarshalIndent(b.Manifest, "", "  ")
-	if err := write(".manifest", append(man, '\n')); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(dir); err == nil {
-		if !fi.IsDir() {
-			return fmt.Errorf("%s exists and is not a directory", dir)
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			return err
-		}
-	}
-	return os.Rename(tmp, dir)
+	files[".manifest"] = append(man, '\n')
+	return safefile.WriteDir(dir, files)
 }
 
 // ErrNotOrgBundle means a bundle given as an org ceiling is not an org-only

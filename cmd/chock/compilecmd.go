@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/internal/safefile"
 )
 
 // keyFlags are the signing and verification flags, named as opa build and
@@ -146,7 +147,7 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 		}
 		return exitOK
 	}
-	if err := writeFileAtomic(dest, buf.Bytes()); err != nil {
+	if err := safefile.Write(dest, buf.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
 		return exitFailed
 	}

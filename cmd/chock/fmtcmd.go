@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/chockhq/chock/internal/safefile"
 	"github.com/chockhq/chock/zon"
 )
 
@@ -58,7 +57,7 @@ func runFmt(ctx context.Context, args []string, io stdio) int {
 			if bytes.Equal(out, src) {
 				continue
 			}
-			if err := writeFileAtomic(name, out); err != nil {
+			if err := safefile.Write(name, out, 0o644); err != nil {
 				fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
 				code = max(code, exitFailed)
 			}
@@ -67,35 +66,4 @@ func runFmt(ctx context.Context, args []string, io stdio) int {
 		}
 	}
 	return code
-}
-
-// writeFileAtomic replaces name with data through a temporary file in the
-// same directory, keeping the file's mode, so a failure never leaves a
-// half-written file.
-func writeFileAtomic(name string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(name); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

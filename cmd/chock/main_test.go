@@ -6,8 +6,11 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/chockhq/chock/internal/mcptest"
@@ -35,6 +38,8 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"genkey": genkey,
+			"mkfifo": mkfifo,
+			"stat":   statCmd,
 		},
 	})
 }
@@ -52,4 +57,44 @@ func genkey(ts *testscript.TestScript, neg bool, args []string) {
 	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), priv, 0o600))
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), pub, 0o644))
+}
+
+// mkfifo PATH makes a named pipe.
+func mkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o600))
+}
+
+// stat PATH KIND [PERM] checks what PATH is, without following a symlink:
+// regular, symlink, fifo, chardev or dir, and its permission bits.
+func statCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: stat PATH regular|symlink|fifo|chardev|dir [PERM]")
+	}
+	fi, err := os.Lstat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	m := fi.Mode()
+	kind := "regular"
+	switch {
+	case m&fs.ModeSymlink != 0:
+		kind = "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "fifo"
+	case m&fs.ModeCharDevice != 0:
+		kind = "chardev"
+	case m.IsDir():
+		kind = "dir"
+	case !m.IsRegular():
+		kind = m.Type().String()
+	}
+	if kind != args[1] {
+		ts.Fatalf("%s is a %s, want %s", args[0], kind, args[1])
+	}
+	if len(args) == 3 {
+		if got := fmt.Sprintf("%04o", m.Perm()); got != args[2] {
+			ts.Fatalf("%s has mode %s, want %s", args[0], got, args[2])
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chockhq/chock/compile/reach"
+	"github.com/chockhq/chock/internal/safefile"
 )
 
 const reachHeader = "# chock reach: what the policy grants, org ceilings applied. Pin it with --write, check it with --check.\n"
@@ -51,7 +52,7 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 	text := reachHeader + strings.Join(lines, "\n") + "\n"
 	switch {
 	case *write != "":
-		if err := writeFileAtomic(*write, []byte(text)); err != nil {
+		if err := safefile.Write(*write, []byte(text), 0o644); err != nil {
 			fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))
 			return exitFailed
 		}

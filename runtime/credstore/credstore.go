@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/internal/safefile"
 	"github.com/zalando/go-keyring"
 )
 
@@ -132,27 +133,7 @@ func (s *fileStore) save(m map[string]string) error {
 		return err
 	}
 	b, _ := json.MarshalIndent(m, "", "  ")
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".credentials-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), s.path)
+	return safefile.WritePrivate(s.path, append(b, '\n'), 0o600)
 }
 
 func (s *fileStore) Get(_ context.Context, name string) (string, error) {

@@ -1,0 +1,167 @@
+// Package safefile writes a command's output file without ever replacing
+// what the user owns by mistake: a symlink is written through to its
+// target, a FIFO or a device is written into rather than replaced, a
+// regular file is replaced whole through a temporary file in its own
+// folder (its mode and owner kept), and nothing partial is left behind on
+// any error. Every chock command that writes a file writes it here.
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// maxLinks bounds a chain of symlinks, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// ErrNotWritable is wrapped by a refusal to write a kind of file chock
+// does not write into: a directory, a socket.
+var ErrNotWritable = errors.New("not a file chock writes")
+
+// Resolve follows name's symlinks to the file a write lands in. The file
+// need not exist (a dangling symlink names the file it would create); fi
+// is nil then.
+func Resolve(name string) (target string, fi fs.FileInfo, err error) {
+	target = name
+	for range maxLinks {
+		fi, err = os.Lstat(target)
+		if errors.Is(err, fs.ErrNotExist) {
+			return target, nil, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return target, fi, nil
+		}
+		link, err := os.Readlink(target)
+		if err != nil {
+			return "", nil, err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(target), link)
+		}
+		target = link
+	}
+	return "", nil, fmt.Errorf("%s: more than %d symbolic links", name, maxLinks)
+}
+
+// Write puts data in the file name: through a symlink to its target;
+// into a FIFO or a device as it is; over a regular file by renaming a
+// complete temporary file onto it, keeping its mode and owner. A new file
+// gets perm. A directory or a socket is refused.
+func Write(name string, data []byte, perm fs.FileMode) error {
+	return write(name, data, perm, false)
+}
+
+// WritePrivate is Write for a file that must have exactly perm (0600 for
+// credentials), whatever mode the file it replaces had. A FIFO or a
+// device is refused: a private file is a regular one.
+func WritePrivate(name string, data []byte, perm fs.FileMode) error {
+	return write(name, data, perm, true)
+}
+
+func write(name string, data []byte, perm fs.FileMode, private bool) error {
+	target, fi, err := Resolve(name)
+	if err != nil {
+		return err
+	}
+	if fi != nil {
+		m := fi.Mode()
+		switch {
+		case m.IsDir():
+			return fmt.Errorf("%s is a directory: %w", name, ErrNotWritable)
+		case m&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice) != 0 && !private:
+			return writeInto(target, data)
+		case !m.IsRegular():
+			return fmt.Errorf("%s is a %s: %w", name, kind(m), ErrNotWritable)
+		}
+		if !private {
+			perm = m.Perm()
+		}
+	}
+	return replace(target, data, perm, fi)
+}
+
+func kind(m fs.FileMode) string {
+	if m&fs.ModeSocket != 0 {
+		return "socket"
+	}
+	return "special file"
+}
+
+// writeInto writes into a FIFO or a device, which stays what it is.
+func writeInto(target string, data []byte) error {
+	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// replace writes a complete temporary file beside target and renames it
+// over target; the temporary file is gone whatever fails.
+func replace(target string, data []byte, perm fs.FileMode, old fs.FileInfo) (err error) {
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if st, ok := statOf(old); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+		// Keep the owner of the file replaced; only root can give a file
+		// away, and otherwise the file was ours to begin with.
+		if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil && !errors.Is(err, fs.ErrPermission) {
+			return err
+		}
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return err
+	}
+	done = true
+	syncDir(dir)
+	return nil
+}
+
+func statOf(fi fs.FileInfo) (*syscall.Stat_t, bool) {
+	if fi == nil {
+		return nil, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return st, ok
+}
+
+// syncDir makes a rename durable; a folder that cannot be synced is no
+// reason to fail a write that already happened.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
