@@ -298,7 +298,7 @@ func (s *Session) secrets(ctx context.Context, c *Call, next Handler) (*Result, 
 		case config.BindEnv:
 			c.env = append(c.env, variable+"="+g.value)
 		case config.BindFile:
-			path, remove, err := writeSecretFile(s.opts.TempDir, s.ID, g.value)
+			path, remove, err := s.secretFile(g.value)
 			if err != nil {
 				return nil, fmt.Errorf("secret %s: writing its file: %w", g.sec.Name, err)
 			}

@@ -21,6 +21,10 @@ type ExecRequest struct {
 	Background bool     `json:"background,omitempty"`
 }
 
+// pipeGrace is how long a call's output is still read after its program
+// exits (or is killed), for what a process it left behind holds open.
+const pipeGrace = 2 * time.Second
+
 // MaxOutput bounds what one call's stdout or stderr keeps.
 const MaxOutput = 1 << 20
 
@@ -111,26 +115,26 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	ow := redact.NewWriter(&stdout, s.redact)
 	ew := redact.NewWriter(&stderr, s.redact)
 	cmd.Stdout, cmd.Stderr = ow, ew
+	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
 		if r.Dir != "" {
 			return nil, fmt.Errorf("starting %s in %s: %w", r.Argv[0], r.Dir, err)
 		}
 		return nil, fmt.Errorf("starting %s: %w", r.Argv[0], err)
 	}
+	s.track(cmd.Process.Pid)
+	defer s.untrack(cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var runErr error
-	timedOut := false
+	timedOut, stopped := false, false
 	select {
 	case runErr = <-done:
 	case <-ctx.Done():
 		killGroup(cmd.Process.Pid)
 		timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-		select {
-		case runErr = <-done:
-		case <-time.After(5 * time.Second):
-			runErr = errors.New("the program did not exit after it was killed")
-		}
+		stopped = !timedOut
+		runErr = <-done // the program is killed; WaitDelay bounds its pipes
 	}
 	// The process group goes too: children must not outlive the call.
 	killGroup(cmd.Process.Pid)
@@ -138,18 +142,22 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	ew.Close()
 	res := &Result{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), TimedOut: timedOut,
 		Truncated: stdout.dropped > 0 || stderr.dropped > 0}
+	if stopped {
+		// Cancelled, not timed out: the session is stopping (a signal).
+		return nil, fmt.Errorf("the call was stopped: %w", context.Cause(ctx))
+	}
 	var exitErr *exec.ExitError
 	switch {
-	case runErr == nil:
-	case errors.As(runErr, &exitErr):
-		res.ExitCode = exitErr.ExitCode()
 	case timedOut:
 		res.ExitCode = -1
+	case runErr == nil, errors.Is(runErr, exec.ErrWaitDelay):
+		// ErrWaitDelay: the program exited, and something it left behind
+		// held its output open; what came before is the result.
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	case errors.As(runErr, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
 	default:
 		return nil, runErr
-	}
-	if timedOut {
-		res.ExitCode = -1
 	}
 	return res, nil
 }

@@ -379,6 +379,16 @@ func (s *Session) runMCP(ctx context.Context, c *Call) (*Result, error) {
 	return &Result{Content: s.redact.String(res.Text), IsError: res.IsError}, nil
 }
 
+// closeServersNow kills the process group of every local server without
+// waiting for an exchange in flight; s.mu is held.
+func (s *Session) closeServersNow() {
+	for _, sv := range s.servers {
+		if sv.conn != nil {
+			killGroup(sv.conn.Pid())
+		}
+	}
+}
+
 // closeServers stops every server and logs what each sent that was
 // counted and never answered.
 func (s *Session) closeServers() {

@@ -60,8 +60,12 @@ type Session struct {
 
 	mu         sync.Mutex
 	background []*os.Process
-	servers    map[string]*server
-	closed     bool
+	// running are the process groups of calls under way, and files the
+	// file-bound secrets written for them: what Abort must reach at once.
+	running map[int]bool
+	files   map[string]bool
+	servers map[string]*server
+	closed  bool
 }
 
 // MaxSlots is how many secrets one call may hold: a call granted more is
@@ -94,7 +98,8 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		o.LogDir = d
 	}
 	SweepSecretFiles(o.TempDir)
-	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}, servers: map[string]*server{}}
+	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}, servers: map[string]*server{},
+		running: map[int]bool{}, files: map[string]bool{}}
 	l, err := sessionlog.Create(o.LogDir, s.ID, s.redact)
 	if err != nil {
 		return nil, fmt.Errorf("opening the session log: %w", err)
@@ -129,9 +134,13 @@ func (s *Session) LogPath() string { return s.log.Path }
 // Redactor is the session's set of held values.
 func (s *Session) Redactor() *redact.Set { return s.redact }
 
-// Close ends the session: background commands and MCP servers are stopped, the log gets
-// session.end and is closed.
-func (s *Session) Close() error {
+// Close ends the session with the reason "done"; see End.
+func (s *Session) Close() error { return s.End("done") }
+
+// End ends the session: background commands and MCP servers are stopped,
+// and the log gets session.end with the reason and is closed. Calls under
+// way are the caller's to cancel first (through their context).
+func (s *Session) End(reason string) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -144,8 +153,59 @@ func (s *Session) Close() error {
 		killGroup(p.Pid)
 	}
 	s.closeServers()
-	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()))
+	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()),
+		sessionlog.F("reason", s.redact.String(reason)))
 	return errors.Join(err, s.log.Close())
+}
+
+// Abort is for a process about to exit at once (a second signal): it
+// kills every process group of the session, calls under way and
+// background commands alike, and deletes every file-bound secret, without
+// waiting for anything. The log is not written.
+func (s *Session) Abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for pid := range s.running {
+		killGroup(pid)
+	}
+	for _, p := range s.background {
+		killGroup(p.Pid)
+	}
+	for f := range s.files {
+		os.Remove(f)
+	}
+	s.closeServersNow()
+}
+
+// track records a running call's process group, until untrack.
+func (s *Session) track(pid int) {
+	s.mu.Lock()
+	s.running[pid] = true
+	s.mu.Unlock()
+}
+
+func (s *Session) untrack(pid int) {
+	s.mu.Lock()
+	delete(s.running, pid)
+	s.mu.Unlock()
+}
+
+// secretFile writes a file-bound secret for one call and returns its path
+// and the function that deletes it; Abort deletes it too.
+func (s *Session) secretFile(value string) (string, func(), error) {
+	path, remove, err := writeSecretFile(s.opts.TempDir, s.ID, value)
+	if err != nil {
+		return "", nil, err
+	}
+	s.mu.Lock()
+	s.files[path] = true
+	s.mu.Unlock()
+	return path, func() {
+		remove()
+		s.mu.Lock()
+		delete(s.files, path)
+		s.mu.Unlock()
+	}, nil
 }
 
 // event writes a log event; a failure to log is reported on the call.

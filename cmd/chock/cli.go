@@ -25,6 +25,8 @@ type stdio struct {
 	in  io.Reader
 	out io.Writer
 	err io.Writer
+	// aborts run before chock exits at once on a second signal.
+	aborts *aborts
 }
 
 // command is one chock subcommand.

@@ -2,11 +2,8 @@
 // chock.zon, lints and compiles it, explains decisions and runs sessions.
 package main
 
-import (
-	"context"
-	"os"
-)
+import "os"
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+	os.Exit(runWithSignals(os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 }

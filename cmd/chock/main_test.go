@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -17,10 +16,17 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// asChockEnv makes the test binary run as chock itself, under the stop
+// signals, for tests that start it as a process of its own.
+const asChockEnv = "CHOCK_TEST_AS_CHOCK"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asChockEnv) == "1" {
+		os.Exit(runWithSignals(os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+	}
 	testscript.Main(m, map[string]func(){
 		"chock": func() {
-			os.Exit(run(context.Background(), os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+			os.Exit(runWithSignals(os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 		},
 		// mcptest-server [TOOL...] is a stdio MCP server with echo, env and
 		// net, plus the tools named.

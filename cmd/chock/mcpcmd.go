@@ -37,7 +37,7 @@ func runMCP(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	sts, err := s.StartServers(ctx, name)
-	if cerr := s.Close(); err == nil && cerr != nil {
+	if cerr := s.End(endReason(ctx, "done")); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {

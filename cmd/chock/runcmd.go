@@ -324,6 +324,7 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 		fmt.Fprintf(io.err, "chock %s: %s\n", name, oneLine(err.Error()))
 		return nil, nil, exitFailed, false
 	}
+	io.aborts.add(s.Abort)
 	return s, p, exitOK, true
 }
 
@@ -334,7 +335,7 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 	sf.add(fs)
 	script := fs.String("script", "", "a JSONL file of tool calls: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
 	asJSON := fs.Bool("json", false, "print each result as one line of JSON")
-	exitCode := fs.Bool("exit-code", false, "exit 1 if any call was refused or failed")
+	exitCode := fs.Bool("exit-code", false, "exit 1 if any call was refused or failed: an error, a program exiting non-zero or reaching its time limit, an MCP tool reporting an error")
 	fs.Usage = func() {
 		fmt.Fprintln(io.err, "usage: chock run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] [--json] --script FILE")
 		fs.PrintDefaults()
@@ -364,7 +365,7 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 	sts, err := s.StartServers(ctx)
 	if err != nil {
 		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
-		s.Close()
+		s.End(endReason(ctx, "starting the servers failed"))
 		return exitFailed
 	}
 	for _, st := range sts {
@@ -372,6 +373,10 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 	}
 	failed := false
 	for i, sc := range calls {
+		if ctx.Err() != nil {
+			fmt.Fprintf(io.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
+			break
+		}
 		call := &runtime.Call{Tool: sc.Tool}
 		if sc.Timeout != "" {
 			call.Timeout, _ = time.ParseDuration(sc.Timeout)
@@ -386,11 +391,11 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 		}
 		res, err := s.Run(ctx, call)
 		printResult(io.out, i+1, sc, call, res, err, *asJSON, p.sources)
-		if err != nil {
+		if err != nil || !succeeded(res) {
 			failed = true
 		}
 	}
-	if err := s.Close(); err != nil {
+	if err := s.End(endReason(ctx, "done")); err != nil {
 		fmt.Fprintf(io.err, "chock run: closing the session: %v\n", err)
 		return exitFailed
 	}
@@ -398,6 +403,20 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// succeeded says whether a call that ran did what was asked: a program
+// that exited 0 within its time, an MCP tool that reported no error.
+func succeeded(res *runtime.Result) bool {
+	return !res.TimedOut && res.ExitCode == 0 && !res.IsError
+}
+
+// endReason is session.end's reason: a signal's, or else ok.
+func endReason(ctx context.Context, ok string) string {
+	if ctx.Err() != nil {
+		return context.Cause(ctx).Error()
+	}
+	return ok
 }
 
 // printServer says what starting one server came to.

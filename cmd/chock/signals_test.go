@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// signalSession is a chock run started as a process of its own, with a
+// file-bound secret in its first call, which runs until it is stopped.
+type signalSession struct {
+	t       *testing.T
+	dir     string // the project, where the call writes what it did
+	tmp     string // TMPDIR: where the secret file is
+	state   string // CHOCK_STATE_DIR: the session log
+	cmd     *exec.Cmd
+	stdout  bytes.Buffer
+	stderr  *bufio.Reader
+	errText strings.Builder
+	done    chan error
+}
+
+const signalSecret = "sig-secret-value-4242"
+
+func startSignalSession(t *testing.T, call string) *signalSession {
+	t.Helper()
+	root := t.TempDir()
+	ss := &signalSession{t: t, dir: filepath.Join(root, "p"), tmp: filepath.Join(root, "tmp"), state: filepath.Join(root, "state")}
+	for _, d := range []string{ss.dir, ss.tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := `.{
+    .policy = .{ .allow = .{ "exec.path.sh", "secret.use.SIG_KEY" } },
+    .secrets = .{.{ .name = "SIG_KEY", .to = "exec.path.sh", .bind = "file", .as = "KEYFILE" }},
+    .credentials = .{ .store = .env },
+}
+`
+	os.WriteFile(filepath.Join(ss.dir, "chock.zon"), []byte(conf), 0o644)
+	// The call's environment is chock's minimal one: the folder goes in
+	// the command itself.
+	argv, _ := json.Marshal([]string{"sh", "-c", strings.ReplaceAll(call, "$CALLDIR", ss.dir)})
+	script := fmt.Sprintf("{\"tool\":\"exec\",\"argv\":%s}\n{\"tool\":\"exec\",\"argv\":[\"sh\",\"-c\",\"echo second call ran\"]}\n", argv)
+	os.WriteFile(filepath.Join(ss.dir, "script.jsonl"), []byte(script), 0o644)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss.cmd = exec.Command(exe, "run", "--config", "chock.zon", "--ask", "deny", "--script", "script.jsonl")
+	ss.cmd.Dir = ss.dir
+	ss.cmd.Env = append(os.Environ(), asChockEnv+"=1", "TMPDIR="+ss.tmp, "CHOCK_STATE_DIR="+ss.state,
+		"SIG_KEY="+signalSecret)
+	ss.cmd.Stdout = &ss.stdout
+	pr, err := ss.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss.stderr = bufio.NewReader(pr)
+	if err := ss.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ss.done = make(chan error, 1)
+	t.Cleanup(func() { ss.cmd.Process.Kill() })
+	return ss
+}
+
+// waitFor polls until path exists; the call writes it once it runs.
+func (ss *signalSession) waitFor(path string) {
+	ss.t.Helper()
+	for range 600 {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ss.t.Fatalf("%s never appeared", path)
+}
+
+// readStderrUntil reads stderr lines until one holds want.
+func (ss *signalSession) readStderrUntil(want string) {
+	ss.t.Helper()
+	for {
+		line, err := ss.stderr.ReadString('\n')
+		ss.errText.WriteString(line)
+		if strings.Contains(line, want) {
+			return
+		}
+		if err != nil {
+			ss.t.Fatalf("stderr ended without %q:\n%s", want, ss.errText.String())
+		}
+	}
+}
+
+// wait waits for chock to exit and returns its exit code.
+func (ss *signalSession) wait() int {
+	ss.t.Helper()
+	rest, _ := io.ReadAll(ss.stderr)
+	ss.errText.Write(rest)
+	err := ss.cmd.Wait()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		ss.t.Fatal(err)
+	}
+	return ss.cmd.ProcessState.ExitCode()
+}
+
+func (ss *signalSession) secretFiles() []string {
+	m, _ := filepath.Glob(filepath.Join(ss.tmp, "chock-secret-*"))
+	return m
+}
+
+func (ss *signalSession) pid(name string) int {
+	ss.t.Helper()
+	b, err := os.ReadFile(filepath.Join(ss.dir, name))
+	if err != nil {
+		ss.t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		ss.t.Fatal(err)
+	}
+	return n
+}
+
+// alive says whether pid runs (a zombie waiting to be reaped is dead).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// gone waits for pid to be dead, a little while at most.
+func gone(pid int) bool {
+	for range 100 {
+		if !alive(pid) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+func (ss *signalSession) events() []map[string]any {
+	ss.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(ss.state, "sessions", "*.jsonl"))
+	if len(files) == 0 {
+		files, _ = filepath.Glob(filepath.Join(ss.state, "*", "*.jsonl"))
+	}
+	if len(files) != 1 {
+		ss.t.Fatalf("session logs: %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		ss.t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(signalSecret)) {
+		ss.t.Error("the secret's value is in the session log")
+	}
+	var evs []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var ev map[string]any
+		if err := json.Unmarshal(l, &ev); err != nil {
+			ss.t.Fatalf("log line %q: %v", l, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// TestFirstSignal stops a session in the middle of a call with a real
+// signal: the call's processes are killed, the secret file deleted, the
+// next call never runs, session.end says why, and chock exits 128+n.
+func TestFirstSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(signalName(sig), func(t *testing.T) {
+			ss := startSignalSession(t, `sleep 600 & echo $! > "$CALLDIR/child"; test -s "$KEYFILE" && echo up > "$CALLDIR/started"; wait`)
+			ss.waitFor(filepath.Join(ss.dir, "started"))
+			if n := len(ss.secretFiles()); n != 1 {
+				t.Fatalf("%d secret files while the call runs, want 1", n)
+			}
+			child := ss.pid("child")
+			ss.cmd.Process.Signal(sig)
+			code := ss.wait()
+			if want := 128 + int(sig); code != want {
+				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, want, ss.errText.String())
+			}
+			if f := ss.secretFiles(); len(f) != 0 {
+				t.Errorf("secret files left: %v", f)
+			}
+			if !gone(child) {
+				syscall.Kill(child, syscall.SIGKILL)
+				t.Errorf("the call's child %d outlived the session", child)
+			}
+			if strings.Contains(ss.stdout.String(), "second call ran") {
+				t.Error("the call after the signal ran")
+			}
+			evs := ss.events()
+			last := evs[len(evs)-1]
+			reason := "interrupted by " + signalName(sig)
+			if last["kind"] != "session.end" || last["reason"] != reason {
+				t.Errorf("last event %v, want session.end with reason %q", last, reason)
+			}
+			var result map[string]any
+			for _, ev := range evs {
+				if ev["kind"] == "tool.result" {
+					result = ev
+				}
+				if ev["kind"] == "tool.call" && ev["call"] == "c2" {
+					t.Error("the second call was logged as called")
+				}
+			}
+			if result == nil || result["outcome"] != "error" || result["error"] != "the call was stopped: "+reason {
+				t.Errorf("tool.result %v", result)
+			}
+		})
+	}
+}
+
+// TestSecondSignal stops a session whose call cannot be stopped quickly
+// (a process it started in a session of its own holds its output open):
+// the second signal exits at once, killing the call and deleting its
+// secret file, without waiting to write session.end.
+func TestSecondSignal(t *testing.T) {
+	ss := startSignalSession(t, `setsid sleep 600 & echo $! > "$CALLDIR/escaped"; echo $$ > "$CALLDIR/sh"; echo up > "$CALLDIR/started"; sleep 600`)
+	ss.waitFor(filepath.Join(ss.dir, "started"))
+	escaped, sh := ss.pid("escaped"), ss.pid("sh")
+	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
+	ss.cmd.Process.Signal(syscall.SIGINT)
+	ss.readStderrUntil("a second signal exits at once")
+	// The call's own process group is killed; chock now waits for the
+	// output the escaped process holds open. That is when the second
+	// signal comes.
+	if !gone(sh) {
+		t.Fatal("the first signal did not kill the call")
+	}
+	ss.cmd.Process.Signal(syscall.SIGTERM)
+	code := ss.wait()
+	if code != 130 {
+		t.Errorf("exit code %d, want 130 (the first signal's)\nstderr:\n%s", code, ss.errText.String())
+	}
+	if !strings.Contains(ss.errText.String(), "SIGTERM again: calls killed, secret files deleted, exiting now") {
+		t.Errorf("stderr:\n%s", ss.errText.String())
+	}
+	if f := ss.secretFiles(); len(f) != 0 {
+		t.Errorf("secret files left: %v", f)
+	}
+	for _, ev := range ss.events() {
+		if ev["kind"] == "session.end" {
+			t.Errorf("session.end was written: the second signal did not exit at once")
+		}
+	}
+}
