@@ -1,6 +1,9 @@
 package compile
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +32,57 @@ type Key struct {
 	Material []byte
 	Alg      string // RS256 (default), PS256, ES256, HS256, ... as OPA names them
 	ID       string // default "default"
+}
+
+// ErrBadKey is wrapped by a key that cannot be used as given.
+var ErrBadKey = errors.New("bad key")
+
+// hmacSize is the smallest secret RFC 7518 §3.2 allows an HMAC algorithm:
+// as long as its hash's output.
+func hmacSize(alg string) (int, bool) {
+	switch alg {
+	case "HS256":
+		return 32, true
+	case "HS384":
+		return 48, true
+	case "HS512":
+		return 64, true
+	}
+	return 0, false
+}
+
+// asymmetric says whether alg is one of the key-pair algorithms OPA signs
+// and verifies bundles with.
+func asymmetric(alg string) bool {
+	switch alg {
+	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512":
+		return true
+	}
+	return false
+}
+
+// Check refuses a key that is not what its algorithm needs. Above all, an
+// HMAC secret that is a PEM key is refused: a verifier given a public key
+// as HS256 secret accepts any bundle signed by whoever has that public key.
+// The key's material never appears in the error.
+func (k *Key) Check() error {
+	alg := k.alg()
+	if n, ok := hmacSize(alg); ok {
+		if bytes.Contains(k.Material, []byte("-----BEGIN")) {
+			return fmt.Errorf("%w: an %s secret must not be a PEM key: anybody who has a public key could sign with it; use RS256, PS256 or ES256 for a key pair", ErrBadKey, alg)
+		}
+		if len(k.Material) < n {
+			return fmt.Errorf("%w: an %s secret must be at least %d bytes (RFC 7518), this one is %d", ErrBadKey, alg, n, len(k.Material))
+		}
+		return nil
+	}
+	if !asymmetric(alg) {
+		return fmt.Errorf("%w: unknown algorithm %q (RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512)", ErrBadKey, alg)
+	}
+	if !bytes.Contains(k.Material, []byte("-----BEGIN")) {
+		return fmt.Errorf("%w: a %s key is a PEM file (-----BEGIN ...)", ErrBadKey, alg)
+	}
+	return nil
 }
 
 func (k *Key) alg() string {
@@ -80,6 +134,9 @@ func (o *Output) Bundle(key *Key) (*bundle.Bundle, error) {
 		Modules: mods,
 	}
 	if key != nil {
+		if err := key.Check(); err != nil {
+			return nil, err
+		}
 		sc := bundle.NewSigningConfig(string(key.Material), key.alg(), "")
 		if err := b.GenerateSignature(sc, key.id(), false); err != nil {
 			return nil, fmt.Errorf("signing the bundle: %w", err)
@@ -122,22 +179,89 @@ func (o *Output) WriteRego(dir string) error {
 // chock bundle.
 var ErrNotOrgBundle = errors.New("not an org bundle compiled by chock compile --org-only")
 
-// ReadOrgBundle reads an org-only bundle back into the org it was compiled
-// from. With verify set, the bundle must carry a valid signature by that
-// key: a missing, wrong or tampered signature is an error.
-func ReadOrgBundle(name string, r io.Reader, verify *Key) (*config.Org, error) {
-	rd := bundle.NewReader(r).WithRegoVersion(ast.RegoV1).WithBundleName(name).WithSizeLimitBytes(64 << 20)
-	if verify != nil {
-		kc := &bundle.KeyConfig{Key: string(verify.Material), Algorithm: verify.alg()}
-		rd = rd.WithBundleVerificationConfig(bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{verify.id(): kc}, verify.id(), "", nil))
-	} else {
-		rd = rd.WithSkipBundleVerification(true)
-	}
-	b, err := rd.Read()
+// ErrSignedNoKey means a signed bundle was read with no key to check its
+// signature: as opa run, chock refuses it unless told to skip the check.
+var ErrSignedNoKey = errors.New("the bundle is signed, and no verification key was given to check it; give --verification-key, or --skip-verify to use it unchecked")
+
+// MaxBundleSize bounds a bundle as read, and each file in it.
+const MaxBundleSize = 256 << 20
+
+// ReadOptions say how a bundle's signature is treated.
+type ReadOptions struct {
+	// Verify is the key the bundle must be signed with: a missing, wrong
+	// or tampered signature is then an error.
+	Verify *Key
+	// SkipVerify reads a signed bundle without checking its signature
+	// (opa run --skip-verify). Without it and without Verify, a signed
+	// bundle is refused with ErrSignedNoKey.
+	SkipVerify bool
+}
+
+// ReadBundle reads a .tar.gz bundle under o: the one reader for project
+// bundles and org bundles alike.
+func ReadBundle(r io.Reader, o ReadOptions) (*bundle.Bundle, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, MaxBundleSize+1))
 	if err != nil {
-		if verify != nil {
-			return nil, fmt.Errorf("%s: signature check failed: %w", name, err)
+		return nil, err
+	}
+	if len(raw) > MaxBundleSize {
+		return nil, fmt.Errorf("the bundle is larger than %d MiB", MaxBundleSize>>20)
+	}
+	rd := bundle.NewReader(bytes.NewReader(raw)).WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true).WithSizeLimitBytes(MaxBundleSize)
+	if k := o.Verify; k != nil {
+		if err := k.Check(); err != nil {
+			return nil, err
 		}
+		kc := &bundle.KeyConfig{Key: string(k.Material), Algorithm: k.alg()}
+		rd = rd.WithBundleVerificationConfig(bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{k.id(): kc}, k.id(), "", nil))
+		b, err := rd.Read()
+		if err != nil {
+			return nil, fmt.Errorf("signature check failed: %w", err)
+		}
+		return &b, nil
+	}
+	if !o.SkipVerify {
+		signed, err := hasSignatures(raw)
+		if err != nil {
+			return nil, err
+		}
+		if signed {
+			return nil, ErrSignedNoKey
+		}
+	}
+	b, err := rd.WithSkipBundleVerification(true).Read()
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// hasSignatures says whether a .tar.gz bundle holds a .signatures.json.
+func hasSignatures(raw []byte) (bool, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return false, fmt.Errorf("not a .tar.gz bundle: %w", err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading the bundle: %w", err)
+		}
+		if bundle.IsSignaturesFile(h.Name) {
+			return true, nil
+		}
+	}
+}
+
+// ReadOrgBundle reads an org-only bundle back into the org it was compiled
+// from, its signature treated as o says.
+func ReadOrgBundle(name string, r io.Reader, o ReadOptions) (*config.Org, error) {
+	b, err := ReadBundle(r, o)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return orgFromData(name, b.Data)

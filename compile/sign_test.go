@@ -91,7 +91,7 @@ func edit(t *testing.T, tgz []byte, name string, f func([]byte) []byte) []byte {
 func TestOrgBundleRoundTrip(t *testing.T) {
 	priv, pub := rsaKeys(t)
 	signed := orgBundle(t, &Key{Material: priv})
-	org, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), &Key{Material: pub})
+	org, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), ReadOptions{Verify: &Key{Material: pub}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +102,16 @@ func TestOrgBundleRoundTrip(t *testing.T) {
 	if r.Pattern.String() != "mcp.*" || r.Decision != config.Allow || r.Why.Value != "servers are fine" || r.Span.File != "org.zon" || r.Span.Start.Line != 1 {
 		t.Errorf("rule read back wrong: %+v", r)
 	}
-	// Without a verification key the bundle is read unverified.
-	if _, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), nil); err != nil {
+	// Without a verification key a signed bundle is refused, as opa run
+	// refuses it, unless the check is skipped in so many words.
+	if _, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), ReadOptions{}); !errors.Is(err, ErrSignedNoKey) {
+		t.Fatalf("a signed bundle read with no key: %v", err)
+	}
+	tampered := edit(t, signed, "chock/layer/org1.rego", func(b []byte) []byte { return append(b, []byte("\nextra := 1\n")...) })
+	if _, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(tampered), ReadOptions{}); !errors.Is(err, ErrSignedNoKey) {
+		t.Fatalf("a tampered signed bundle read with no key: %v", err)
+	}
+	if _, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), ReadOptions{SkipVerify: true}); err != nil {
 		t.Fatal(err)
 	}
 	// A project bundle is not an org bundle.
@@ -111,7 +119,7 @@ func TestOrgBundleRoundTrip(t *testing.T) {
 	out, _ := Compile(Input{Config: c})
 	var buf bytes.Buffer
 	out.WriteBundle(&buf, nil)
-	if _, err := ReadOrgBundle("p.tar.gz", &buf, nil); !errors.Is(err, ErrNotOrgBundle) {
+	if _, err := ReadOrgBundle("p.tar.gz", &buf, ReadOptions{}); !errors.Is(err, ErrNotOrgBundle) {
 		t.Errorf("project bundle as org: %v", err)
 	}
 }
@@ -141,7 +149,7 @@ func TestSignatureRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(c.bundle), &Key{Material: c.key})
+			_, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(c.bundle), ReadOptions{Verify: &Key{Material: c.key}})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("want an error with %q, got %v", c.want, err)
 			}
@@ -153,12 +161,50 @@ func TestSignatureRefusals(t *testing.T) {
 }
 
 func TestHMACSigningIsDeterministic(t *testing.T) {
-	key := &Key{Material: []byte("a shared secret"), Alg: "HS256"}
+	key := &Key{Material: []byte("a shared secret of 32 bytes, ok."), Alg: "HS256"}
 	a, b := orgBundle(t, key), orgBundle(t, key)
 	if !bytes.Equal(a, b) {
 		t.Fatal("two signed compilations differ")
 	}
-	if _, err := ReadOrgBundle("x", bytes.NewReader(a), key); err != nil {
+	if _, err := ReadOrgBundle("x", bytes.NewReader(a), ReadOptions{Verify: key}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKeyCheck: an HMAC secret that is a PEM key, or shorter than its hash,
+// is refused for signing and for verifying; so is a key pair algorithm
+// given a secret that is not PEM. No message carries the key.
+func TestKeyCheck(t *testing.T) {
+	priv, pub := rsaKeys(t)
+	good := orgBundle(t, &Key{Material: priv})
+	for _, c := range []struct {
+		name string
+		key  Key
+		want string
+	}{
+		{"public key as HS256 secret", Key{Material: pub, Alg: "HS256"}, "must not be a PEM key"},
+		{"private key as HS512 secret", Key{Material: priv, Alg: "HS512"}, "must not be a PEM key"},
+		{"short HS256 secret", Key{Material: []byte("s3kr1t-x"), Alg: "HS256"}, "at least 32 bytes"},
+		{"short HS384 secret", Key{Material: bytes.Repeat([]byte("k"), 40), Alg: "HS384"}, "at least 48 bytes"},
+		{"RS256 with a secret", Key{Material: bytes.Repeat([]byte("k"), 40), Alg: "RS256"}, "is a PEM file"},
+		{"unknown algorithm", Key{Material: pub, Alg: "none"}, "unknown algorithm"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.key.Check()
+			if !errors.Is(err, ErrBadKey) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+			if bytes.Contains([]byte(err.Error()), c.key.Material) {
+				t.Error("the key is in the message")
+			}
+			if _, err := ReadOrgBundle("x", bytes.NewReader(good), ReadOptions{Verify: &c.key}); !errors.Is(err, ErrBadKey) {
+				t.Errorf("verifying with it: %v", err)
+			}
+			c2, _ := config.Load("chock.zon", []byte(".{}"))
+			out, _ := Compile(Input{Config: c2})
+			if _, err := out.Bundle(&c.key); !errors.Is(err, ErrBadKey) {
+				t.Errorf("signing with it: %v", err)
+			}
+		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 
@@ -94,30 +93,6 @@ func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
 	return New(ctx, b)
 }
 
-// ReadBundle reads a .tar.gz bundle, verifying its signature when verify is
-// set (a missing, wrong or tampered signature is then an error).
-func ReadBundle(r io.Reader, verify *compile.Key) (*bundle.Bundle, error) {
-	rd := bundle.NewReader(r).WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true).WithSizeLimitBytes(256 << 20)
-	if verify != nil {
-		alg, id := verify.Alg, verify.ID
-		if alg == "" {
-			alg = "RS256"
-		}
-		if id == "" {
-			id = compile.DefaultKeyID
-		}
-		kc := &bundle.KeyConfig{Key: string(verify.Material), Algorithm: alg}
-		rd = rd.WithBundleVerificationConfig(bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{id: kc}, id, "", nil))
-	} else {
-		rd = rd.WithSkipBundleVerification(true)
-	}
-	b, err := rd.Read()
-	if err != nil {
-		return nil, err
-	}
-	return &b, nil
-}
-
 // ErrNotChockBundle means a bundle holds no chock policy.
 var ErrNotChockBundle = errors.New("not a bundle compiled by chock")
 
@@ -136,7 +111,42 @@ func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("preparing the secrets query: %w", err)
 	}
+	if err := p.probe(ctx); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// probeAction is an action no policy names, asked once when a bundle is
+// loaded so a bundle that breaks the contract is refused then, before any
+// session relies on it.
+const probeAction = "chock.probe"
+
+// probe asks one decision at each phase and a malformed one, and checks
+// the answers against the contract.
+func (p *prepared) probe(ctx context.Context) error {
+	if len(p.meta.Layers) == 0 {
+		return contractErr("the bundle records no policy layer")
+	}
+	for _, ph := range []config.Phase{config.Start, config.Loop} {
+		for _, a := range []string{probeAction, "chock..probe"} {
+			rs, err := p.decide.Eval(ctx, rego.EvalParsedInput(actionInput(a, ph)))
+			if err != nil {
+				return fmt.Errorf("evaluating %s: %w", a, err)
+			}
+			if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+				return contractErr("no decision for %s", a)
+			}
+			d, err := toDecision(rs[0].Expressions[0].Value, a, ph, &p.meta)
+			if err != nil {
+				return err
+			}
+			if malformed := a != probeAction; (d.Error != "") != malformed {
+				return contractErr("%q is malformed: %v; the answer says: %v", a, malformed, d.Error != "")
+			}
+		}
+	}
+	return nil
 }
 
 // Swap replaces the policy. Decisions in flight finish on the old one; the
@@ -225,9 +235,9 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("the policy gave no decision for %s", action)
 	}
-	d, err := toDecision(rs[0].Expressions[0].Value)
+	d, err := toDecision(rs[0].Expressions[0].Value, action, phase, &p.meta)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("deciding %s: %w", action, err)
 	}
 	p.decisions.put(key, d.clone())
 	return d, nil
@@ -252,46 +262,138 @@ func (d *Decision) clone() *Decision {
 	return &c
 }
 
-func toDecision(v any) (*Decision, error) {
-	m, ok := v.(map[string]any)
+// ErrContract is wrapped by a bundle whose answers are not the decision
+// objects chock's compiler writes: a bundle edited by hand, or not
+// chock's. Nothing is decided with it.
+var ErrContract = errors.New("the bundle's decision is not chock's")
+
+func contractErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrContract, fmt.Sprintf(format, args...))
+}
+
+// toDecision checks one answer of data.chock.decision against the
+// contract and types it: the action and phase asked, a decision, and one
+// layer per layer the bundle records (none only for a malformed action,
+// which is denied with an error), each with a decision and a rule or its
+// default, capped_by naming an org layer.
+func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, error) {
+	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("decision is %T, not an object", v)
+		return nil, contractErr("the answer is %s, not an object", jsonKind(v))
 	}
 	d := &Decision{}
-	d.Action, _ = m["action"].(string)
-	if ph, ok := m["phase"].(string); ok {
-		d.Phase, _ = config.ParsePhase(ph)
+	d.Action, _ = obj["action"].(string)
+	if d.Action != action {
+		return nil, contractErr("asked about %q, it answers about %q", action, d.Action)
 	}
-	var okd bool
-	if d.Decision, okd = decisionOf(m["decision"]); !okd {
-		return nil, fmt.Errorf("decision %v is not allow, ask or deny", m["decision"])
+	ph, _ := obj["phase"].(string)
+	if d.Phase, ok = config.ParsePhase(ph); !ok || d.Phase != phase {
+		return nil, contractErr("asked at %s, it answers at %q", phase, ph)
 	}
-	d.Error, _ = m["error"].(string)
-	d.StartRefusal, _ = m["start_refusal"].(bool)
-	if c, ok := m["capped_by"].(string); ok {
+	if d.Decision, ok = decisionOf(obj["decision"]); !ok {
+		return nil, contractErr("decision %v is not allow, ask or deny", obj["decision"])
+	}
+	if e, ok := obj["error"]; ok {
+		if d.Error, ok = e.(string); !ok {
+			return nil, contractErr("error is %s, not a string", jsonKind(e))
+		}
+	}
+	if sr, ok := obj["start_refusal"]; ok {
+		if d.StartRefusal, ok = sr.(bool); !ok {
+			return nil, contractErr("start_refusal is %s, not a boolean", jsonKind(sr))
+		}
+	}
+	switch c := obj["capped_by"].(type) {
+	case nil:
+	case string:
 		d.CappedBy = &c
+	default:
+		return nil, contractErr("capped_by is %s, not a string or null", jsonKind(c))
 	}
-	ls, _ := m["layers"].([]any)
-	for _, lv := range ls {
-		lm, _ := lv.(map[string]any)
-		l := Layer{}
-		l.Layer, _ = lm["layer"].(string)
-		l.Name, _ = lm["name"].(string)
-		l.Decision, _ = decisionOf(lm["decision"])
-		l.Default, _ = lm["default"].(bool)
-		if rm, ok := lm["rule"].(map[string]any); ok {
-			r := &Rule{}
-			r.Pattern, _ = rm["pattern"].(string)
-			r.Decision, _ = decisionOf(rm["decision"])
-			r.Why, _ = rm["why"].(string)
-			r.File, _ = rm["file"].(string)
-			r.Line = intOf(rm["line"])
-			r.Col = intOf(rm["col"])
-			l.Rule = r
+	ls, ok := obj["layers"].([]any)
+	if !ok {
+		return nil, contractErr("layers is %s, not an array", jsonKind(obj["layers"]))
+	}
+	if d.Error != "" {
+		if d.Decision != config.Deny || len(ls) != 0 {
+			return nil, contractErr("a malformed action is denied with no layers")
+		}
+		return d, nil
+	}
+	if len(ls) != len(m.Layers) {
+		return nil, contractErr("%d layers in the answer, %d in the bundle", len(ls), len(m.Layers))
+	}
+	for i, lv := range ls {
+		l, err := toLayer(lv, m.Layers[i])
+		if err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 		d.Layers = append(d.Layers, l)
 	}
+	if d.CappedBy != nil {
+		if l := d.Decider(); l == nil || l.Layer != "org" || l.Name != *d.CappedBy {
+			return nil, contractErr("capped_by %q names no org layer", *d.CappedBy)
+		}
+	}
 	return d, nil
+}
+
+// toLayer checks one layer of an answer against the layer the bundle
+// records in that place.
+func toLayer(v any, want compile.LayerMeta) (Layer, error) {
+	lm, ok := v.(map[string]any)
+	if !ok {
+		return Layer{}, contractErr("a layer is %s, not an object", jsonKind(v))
+	}
+	l := Layer{}
+	l.Layer, _ = lm["layer"].(string)
+	l.Name, _ = lm["name"].(string)
+	if l.Layer != want.Kind || l.Name != want.Name {
+		return l, contractErr("layer %s %q where the bundle records %s %q", l.Layer, l.Name, want.Kind, want.Name)
+	}
+	if l.Decision, ok = decisionOf(lm["decision"]); !ok {
+		return l, contractErr("layer %q decides %v, not allow, ask or deny", l.Name, lm["decision"])
+	}
+	l.Default, _ = lm["default"].(bool)
+	switch rm := lm["rule"].(type) {
+	case nil:
+		if !l.Default {
+			return l, contractErr("layer %q has neither a rule nor its default", l.Name)
+		}
+	case map[string]any:
+		r := &Rule{}
+		r.Pattern, _ = rm["pattern"].(string)
+		if r.Decision, ok = decisionOf(rm["decision"]); !ok || r.Pattern == "" {
+			return l, contractErr("layer %q: a rule needs a pattern and a decision", l.Name)
+		}
+		r.Why, _ = rm["why"].(string)
+		r.File, _ = rm["file"].(string)
+		r.Line = intOf(rm["line"])
+		r.Col = intOf(rm["col"])
+		l.Rule = r
+	default:
+		return l, contractErr("layer %q: rule is %s, not an object or null", l.Name, jsonKind(rm))
+	}
+	return l, nil
+}
+
+// jsonKind names the JSON type of v, for a message.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64, int, int64:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 func decisionOf(v any) (config.Decision, bool) {

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/internal/safefile"
+	"github.com/spf13/pflag"
 )
 
 // keyFlags are the signing and verification flags, named as opa build and
@@ -15,21 +17,37 @@ import (
 type keyFlags struct {
 	signingKey, signingAlg, signingKeyID string
 	verificationKey, verificationKeyID   string
+	skipVerify                           bool
 }
 
-func (k *keyFlags) addSigning(fs interface {
-	StringVar(*string, string, string, string)
-}) {
+func (k *keyFlags) addSigning(fs *pflag.FlagSet) {
 	fs.StringVar(&k.signingKey, "signing-key", "", "sign the bundle with this key file (PEM private key, or an HMAC secret)")
 	fs.StringVar(&k.signingAlg, "signing-alg", "RS256", "signing and verification algorithm (RS256, PS256, ES256, HS256, ...)")
 	fs.StringVar(&k.signingKeyID, "signing-key-id", compile.DefaultKeyID, "key id recorded in the signature")
 }
 
-func (k *keyFlags) addVerification(fs interface {
-	StringVar(*string, string, string, string)
-}) {
+func (k *keyFlags) addVerification(fs *pflag.FlagSet) {
 	fs.StringVar(&k.verificationKey, "verification-key", "", "require every --org to be an org bundle signed by this key (PEM public key, or an HMAC secret)")
 	fs.StringVar(&k.verificationKeyID, "verification-key-id", compile.DefaultKeyID, "key id of --verification-key")
+	fs.BoolVar(&k.skipVerify, "skip-verify", false, "read a signed bundle without checking its signature (without it, a signed bundle needs --verification-key)")
+}
+
+// addAlg adds --signing-alg for a command that only verifies.
+func (k *keyFlags) addAlg(fs *pflag.FlagSet) {
+	fs.StringVar(&k.signingAlg, "signing-alg", "RS256", "algorithm of --verification-key")
+}
+
+// readOptions are how the command reads bundles: checked against
+// --verification-key, or unchecked with --skip-verify.
+func (k *keyFlags) readOptions() (compile.ReadOptions, error) {
+	verify, err := readKey(k.verificationKey, k.signingAlg, k.verificationKeyID, "verification key")
+	if err != nil {
+		return compile.ReadOptions{}, err
+	}
+	if verify != nil && k.skipVerify {
+		return compile.ReadOptions{}, errors.New("give --verification-key or --skip-verify, not both")
+	}
+	return compile.ReadOptions{Verify: verify, SkipVerify: k.skipVerify}, nil
 }
 
 // readKey reads a key file. The key's contents never appear in a message.
@@ -44,7 +62,11 @@ func readKey(path, alg, id, what string) (*compile.Key, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("the %s %s is empty", what, path)
 	}
-	return &compile.Key{Material: b, Alg: alg, ID: id}, nil
+	k := &compile.Key{Material: b, Alg: alg, ID: id}
+	if err := k.Check(); err != nil {
+		return nil, fmt.Errorf("the %s %s: %w", what, path, err)
+	}
+	return k, nil
 }
 
 // runCompile implements `chock compile`.
@@ -86,7 +108,7 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
 		return exitUsage
 	}
-	verify, err := readKey(keys.verificationKey, keys.signingAlg, keys.verificationKeyID, "verification key")
+	ro, err := keys.readOptions()
 	if err != nil {
 		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
 		return exitUsage
@@ -96,13 +118,13 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 	var code int
 	var ok bool
 	if *orgOnly {
-		l, code, ok = load(nil, fs.Args(), nil, io)
+		l, code, ok = load(nil, fs.Args(), compile.ReadOptions{}, io)
 	} else {
 		config := "chock.zon"
 		if fs.NArg() == 1 {
 			config = fs.Arg(0)
 		}
-		l, code, ok = load([]string{config}, *orgs, verify, io)
+		l, code, ok = load([]string{config}, *orgs, ro, io)
 	}
 	if !ok {
 		return code

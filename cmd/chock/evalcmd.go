@@ -27,7 +27,7 @@ func (p *policyFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&p.config, "config", "chock.zon", "the project's chock.zon")
 	fs.StringArrayVar(&p.orgs, "org", nil, "an org ceiling: an org source (org.zon) or an org bundle; repeatable")
 	fs.StringVar(&p.bundle, "bundle", "", "decide with this compiled bundle instead of --config and --org")
-	fs.StringVar(&p.keys.signingAlg, "signing-alg", "RS256", "algorithm of --verification-key")
+	p.keys.addAlg(fs)
 	p.keys.addVerification(fs)
 }
 
@@ -43,7 +43,7 @@ type policy struct {
 // load builds the engine. It returns false, having reported why, when the
 // policy cannot be had; code is then the exit code.
 func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
-	verify, err := readKey(p.keys.verificationKey, p.keys.signingAlg, p.keys.verificationKeyID, "verification key")
+	ro, err := p.keys.readOptions()
 	if err != nil {
 		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
 		return nil, exitUsage, false
@@ -58,7 +58,7 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
 			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
 			return nil, exitUsage, false
 		}
-		b, err := eval.ReadBundle(bytes.NewReader(raw), verify)
+		b, err := compile.ReadBundle(bytes.NewReader(raw), ro)
 		if err != nil {
 			fmt.Fprintf(io.err, "chock: %s: %s\n", p.bundle, oneLine(err.Error()))
 			return nil, exitFailed, false
@@ -77,7 +77,7 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
 		}
 		return &policy{engine: e, sources: src}, exitOK, true
 	}
-	l, code, ok := load([]string{p.config}, p.orgs, verify, io)
+	l, code, ok := load([]string{p.config}, p.orgs, ro, io)
 	if !ok {
 		return nil, code, false
 	}

@@ -21,10 +21,9 @@ type loaded struct {
 }
 
 // load reads the project configs and the orgs: org sources (org.zon) or
-// org bundles compiled by chock compile --org-only, verified with verify
-// when it is set. It returns false, having reported why, when a file
+// org bundles compiled by chock compile --org-only, read as ro says. It returns false, having reported why, when a file
 // cannot be read or an org bundle is refused (exit 2 or 1 as code says).
-func load(files, orgFiles []string, verify *compile.Key, io stdio) (*loaded, int, bool) {
+func load(files, orgFiles []string, ro compile.ReadOptions, io stdio) (*loaded, int, bool) {
 	l := &loaded{sources: diag.Sources{}}
 	for _, name := range orgFiles {
 		src, err := readInput(name, io)
@@ -34,7 +33,7 @@ func load(files, orgFiles []string, verify *compile.Key, io stdio) (*loaded, int
 		}
 		shown := displayName(name)
 		if isGzip(src) {
-			o, err := compile.ReadOrgBundle(shown, bytes.NewReader(src), verify)
+			o, err := compile.ReadOrgBundle(shown, bytes.NewReader(src), ro)
 			if err != nil {
 				fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
 				return nil, exitFailed, false
@@ -42,7 +41,7 @@ func load(files, orgFiles []string, verify *compile.Key, io stdio) (*loaded, int
 			l.orgs = append(l.orgs, o)
 			continue
 		}
-		if verify != nil {
+		if ro.Verify != nil {
 			fmt.Fprintf(io.err, "chock: %s is an org source, which carries no signature; --verification-key requires signed org bundles (chock compile --org-only)\n", shown)
 			return nil, exitFailed, false
 		}
@@ -111,6 +110,9 @@ func runLint(ctx context.Context, args []string, io stdio) int {
 	orgs := fs.StringArray("org", nil, "an org bundle source (org.zon) whose ceiling applies; repeatable")
 	format := fs.String("format", "text", "output format: text, json, sarif or github")
 	strict := fs.Bool("strict", false, "exit 1 on warnings too")
+	var keys keyFlags
+	keys.addAlg(fs)
+	keys.addVerification(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(io.err, "usage: chock lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]")
 		fs.PrintDefaults()
@@ -128,12 +130,16 @@ func runLint(ctx context.Context, args []string, io stdio) int {
 	if len(files) == 0 {
 		files = []string{"chock.zon"}
 	}
-	l, code, ok := load(files, *orgs, nil, io)
+	ro, err := keys.readOptions()
+	if err != nil {
+		fmt.Fprintf(io.err, "chock lint: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	l, code, ok := load(files, *orgs, ro, io)
 	if !ok {
 		return code
 	}
 	all := l.lintAll()
-	var err error
 	switch *format {
 	case "text":
 		err = diag.WriteText(io.out, all, l.sources)

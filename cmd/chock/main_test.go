@@ -1,6 +1,9 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -8,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,9 +47,10 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"genkey": genkey,
-			"mkfifo": mkfifo,
-			"stat":   statCmd,
+			"genkey":    genkey,
+			"mkfifo":    mkfifo,
+			"stat":      statCmd,
+			"tarbundle": tarbundle,
 		},
 	})
 }
@@ -103,4 +108,35 @@ func statCmd(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s has mode %s, want %s", args[0], got, args[2])
 		}
 	}
+}
+
+// tarbundle DIR OUT writes the files under DIR as a .tar.gz bundle, as
+// opa build lays one out (chock's own marker file left out): a bundle
+// edited by hand.
+func tarbundle(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tarbundle DIR OUT")
+	}
+	dir := ts.MkAbs(args[0])
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	ts.Check(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == ".chock-written" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if err := tw.WriteHeader(&tar.Header{Name: "/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(b)
+		return err
+	}))
+	ts.Check(tw.Close())
+	ts.Check(zw.Close())
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf.Bytes(), 0o644))
 }

@@ -19,7 +19,7 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 	write := fs.String("write", "", "write the table to FILE (a snapshot to pin in the repository)")
 	check := fs.String("check", "", "compare with the pinned snapshot FILE; exit 1 naming what is newly granted and what was removed")
 	var keys keyFlags
-	fs.StringVar(&keys.signingAlg, "signing-alg", "RS256", "algorithm of --verification-key")
+	keys.addAlg(fs)
 	keys.addVerification(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(io.err, "usage: chock reach [--org FILE]... [--write FILE | --check FILE] [CONFIG]")
@@ -36,12 +36,12 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 	if fs.NArg() == 1 {
 		file = fs.Arg(0)
 	}
-	verify, err := readKey(keys.verificationKey, keys.signingAlg, keys.verificationKeyID, "verification key")
+	ro, err := keys.readOptions()
 	if err != nil {
 		fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))
 		return exitUsage
 	}
-	l, code, ok := load([]string{file}, *orgs, verify, io)
+	l, code, ok := load([]string{file}, *orgs, ro, io)
 	if !ok {
 		return code
 	}

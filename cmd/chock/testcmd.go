@@ -14,7 +14,7 @@ func runTest(ctx context.Context, args []string, io stdio) int {
 	coverage := fs.Bool("coverage", false, "list every rule that no expectation exercised")
 	verbose := fs.BoolP("verbose", "v", false, "print passing expectations too")
 	var keys keyFlags
-	fs.StringVar(&keys.signingAlg, "signing-alg", "RS256", "algorithm of --verification-key")
+	keys.addAlg(fs)
 	keys.addVerification(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(io.err, "usage: chock test [--org FILE]... [--coverage] [CONFIG]")
