@@ -10,10 +10,16 @@ import (
 	"github.com/chockhq/chock/compile/config"
 )
 
-// MaxSegments bounds the segments of an action the compiled policy
-// decides; a longer action is malformed input. It lets a pattern with both
-// an inner and a trailing '*' be written as indexed globs, one per length.
-const MaxSegments = 32
+// MaxSegments is action.MaxSegments, the bound the compiled policy
+// decides within.
+const MaxSegments = action.MaxSegments
+
+// actionRE is the regular expression a well-formed action matches, in the
+// compiled policy's input checks.
+func actionRE() string {
+	c := action.SegmentClass()
+	return "`^" + c + "+(\\." + c + "+){0," + fmt.Sprint(MaxSegments-1) + "}$`"
+}
 
 // Layer is one policy layer as the compiler sees it.
 type Layer struct {
@@ -186,7 +192,7 @@ max_segments := `)
 # never left undefined.
 input_ok if {
 	is_string(input.action)
-	regex.match(` + "`" + `^[^.*\x00-\x20\x7f]+(\.[^.*\x00-\x20\x7f]+){0,` + fmt.Sprint(MaxSegments-1) + `}$` + "`" + `, input.action)
+	regex.match(` + actionRE() + `, input.action)
 	object.get(input, "phase", "loop") in {"start", "loop"}
 }
 
@@ -207,9 +213,9 @@ input_errors contains "input.action must be a string" if {
 	not is_string(in_action)
 }
 
-input_errors contains "input.action must be 1 to ` + fmt.Sprint(MaxSegments) + ` dot-separated non-empty segments without '*', white space or control characters" if {
+input_errors contains "input.action must be 1 to ` + fmt.Sprint(MaxSegments) + ` dot-separated non-empty segments without '*', white space, control or invisible characters" if {
 	is_string(in_action)
-	not regex.match(` + "`" + `^[^.*\x00-\x20\x7f]+(\.[^.*\x00-\x20\x7f]+){0,` + fmt.Sprint(MaxSegments-1) + `}$` + "`" + `, in_action)
+	not regex.match(` + actionRE() + `, in_action)
 }
 
 input_errors contains "input.phase must be \"start\" or \"loop\"" if not in_phase in {"start", "loop"}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/chockhq/chock/internal/safetext"
 )
 
 // Sources maps a file name to its contents, for source excerpts.
@@ -51,9 +54,9 @@ func (x *lineIndex) line(file string, n int) (string, bool) {
 func WriteText(w io.Writer, l List, src Sources) error {
 	lines := &lineIndex{src: src, index: map[string][]int{}}
 	for _, d := range l {
-		fmt.Fprintf(w, "%s: %s: %s [%s]\n", d.Span, d.Severity, d.Message, d.Code)
+		fmt.Fprintf(w, "%s: %s: %s [%s]\n", safetext.Line(d.Span.String()), d.Severity, safetext.Line(d.Message), d.Code)
 		if d.Hint != "" {
-			fmt.Fprintf(w, "    hint: %s\n", d.Hint)
+			fmt.Fprintf(w, "    hint: %s\n", safetext.Line(d.Hint))
 		}
 		if text, ok := lines.line(d.Span.File, d.Span.Start.Line); ok && d.Span.Start.IsValid() {
 			Excerpt(w, text, d.Span)
@@ -62,18 +65,30 @@ func WriteText(w io.Writer, l List, src Sources) error {
 	return nil
 }
 
+// excerptWidth bounds a shown source line, in characters: a longer line
+// (a binary file is often one) is cut around the caret.
+const excerptWidth = 160
+
 // Excerpt writes one source line and a caret under the span's start (and
-// tildes to its end when the span stays on the line).
+// tildes to its end when the span stays on the line). The line is shown
+// through the one printer for untrusted text, control characters as
+// \xNN, and the caret stays under the character it points at.
 func Excerpt(w io.Writer, text string, s Span) {
 	num := fmt.Sprint(s.Start.Line)
 	pad := strings.Repeat(" ", len(num))
-	// Tabs keep their width; other bytes become spaces under the caret.
-	col := s.Start.Col - 1
-	if col > len(text) {
-		col = len(text)
+	col := min(max(s.Start.Col-1, 0), len(text))
+	end := col + 1
+	if s.End.Line == s.Start.Line && s.End.Col > s.Start.Col+1 {
+		end = min(s.End.Col-1, len(text))
 	}
+	// Escape the three parts apart, so the caret and tildes count the
+	// characters as shown; a tab keeps its width under the caret.
+	before, span, after := safetext.Text(text[:col]), safetext.Text(text[col:max(end, col)]), safetext.Text(text[max(end, col):])
+	before, span, after = strings.ReplaceAll(before, "\n", `\x0a`), strings.ReplaceAll(span, "\n", `\x0a`), strings.ReplaceAll(after, "\n", `\x0a`)
+	shown, at := safetext.Trim(before+span+after, utf8.RuneCountInString(before), excerptWidth)
+	rs := []rune(shown)
 	var under strings.Builder
-	for _, c := range text[:col] {
+	for _, c := range rs[:at] {
 		if c == '\t' {
 			under.WriteByte('\t')
 		} else {
@@ -81,13 +96,10 @@ func Excerpt(w io.Writer, text string, s Span) {
 		}
 	}
 	under.WriteByte('^')
-	if s.End.Line == s.Start.Line && s.End.Col > s.Start.Col+1 {
-		end := min(s.End.Col-1, len(text))
-		if n := end - col - 1; n > 0 {
-			under.WriteString(strings.Repeat("~", n))
-		}
+	if n := min(utf8.RuneCountInString(span), len(rs)-at) - 1; n > 0 {
+		under.WriteString(strings.Repeat("~", n))
 	}
-	fmt.Fprintf(w, "  %s | %s\n  %s | %s\n", num, text, pad, under.String())
+	fmt.Fprintf(w, "  %s | %s\n  %s | %s\n", num, shown, pad, under.String())
 }
 
 // jsonDiag is the JSON shape of one diagnostic.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/pflag"
 )
 
@@ -21,12 +24,35 @@ const (
 )
 
 // stdio is where a command reads and writes.
+//
+// run shows everything written to out and err through the one printer
+// for untrusted text (safetext): control characters as \xNN. JSON goes to
+// raw through writeJSON, which keeps JSON's own escapes; only a bundle
+// or a formatted file, which must stay byte for byte, is written to raw
+// as it is.
 type stdio struct {
 	in  io.Reader
 	out io.Writer
 	err io.Writer
+	raw io.Writer // stdout as it is
 	// aborts run before chock exits at once on a second signal.
 	aborts *aborts
+}
+
+// writeJSON writes v as JSON, one value a line (indented when indent),
+// with every character a terminal acts on escaped as JSON escapes it.
+func writeJSON(io stdio, v any, indent bool) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.raw.Write(safetext.JSON(b.Bytes()))
+	return err
 }
 
 // command is one chock subcommand.
@@ -80,6 +106,12 @@ const exitInternal = 3
 // run dispatches to a subcommand and returns the process exit code. A
 // panic is a bug in chock: it is reported in one line, never as a crash.
 func run(ctx context.Context, args []string, io stdio) (code int) {
+	out, errw := safetext.NewWriter(io.out), safetext.NewWriter(io.err)
+	io.raw, io.out, io.err = io.out, out, errw
+	defer func() {
+		out.Flush()
+		errw.Flush()
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(io.err, "chock: internal error (a bug in chock; please report it): %v\n", r)

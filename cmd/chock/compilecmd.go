@@ -163,7 +163,7 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 		return exitFailed
 	}
 	if dest == "-" {
-		if _, err := io.out.Write(buf.Bytes()); err != nil {
+		if _, err := io.raw.Write(buf.Bytes()); err != nil {
 			fmt.Fprintf(io.err, "chock compile: %v\n", err)
 			return exitFailed
 		}

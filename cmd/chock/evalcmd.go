@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/pflag"
 )
 
@@ -97,6 +100,30 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
 	return &policy{engine: e, config: l.configs[0], orgs: l.orgs, sources: l.sources}, exitOK, true
 }
 
+// checkActions checks the actions named on the command line as actions:
+// a malformed one is a usage error that names it and says why.
+func checkActions(name string, actions []string, io stdio) bool {
+	for _, a := range actions {
+		if a == "-" {
+			fmt.Fprintf(io.err, "chock %s: \"-\" is not an action; name the actions as arguments\n", name)
+			return false
+		}
+		if _, err := action.ParseAction(a); err != nil {
+			var pe *action.PatternError
+			at := ""
+			if errors.As(err, &pe) {
+				at = fmt.Sprintf(" at byte %d", pe.Offset+1)
+			}
+			fmt.Fprintf(io.err, "chock %s: %s is not an action: %s%s\n", name, safetext.Line(strconv.Quote(a)), err, at)
+			if pe != nil && pe.Hint != "" {
+				fmt.Fprintf(io.err, "    hint: %s\n", pe.Hint)
+			}
+			return false
+		}
+	}
+	return true
+}
+
 func parsePhase(s string, io stdio) (config.Phase, bool) {
 	ph, ok := config.ParsePhase(s)
 	if !ok {
@@ -149,7 +176,7 @@ func runEval(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 	ph, ok := parsePhase(*phase, io)
-	if !ok {
+	if !ok || !checkActions("eval", fs.Args(), io) {
 		return exitUsage
 	}
 	p, code, ok := pf.load(ctx, io)
@@ -167,8 +194,7 @@ func runEval(ctx context.Context, args []string, io stdio) int {
 			refused = true
 		}
 		if *asJSON {
-			b, _ := json.Marshal(d)
-			fmt.Fprintf(io.out, "%s\n", b)
+			writeJSON(io, d, false)
 		} else {
 			fmt.Fprintln(io.out, evalLine(d, p.engine.Meta()))
 		}
@@ -198,7 +224,7 @@ func runExplain(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 	ph, ok := parsePhase(*phase, io)
-	if !ok {
+	if !ok || !checkActions("explain", fs.Args(), io) {
 		return exitUsage
 	}
 	p, code, ok := pf.load(ctx, io)
@@ -212,10 +238,7 @@ func runExplain(ctx context.Context, args []string, io stdio) int {
 	}
 	x := eval.Explain(d, p.config)
 	if *asJSON {
-		enc := json.NewEncoder(io.out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		enc.Encode(x)
+		writeJSON(io, x, true)
 		return exitOK
 	}
 	x.WriteText(io.out, p.sources)

@@ -62,7 +62,7 @@ func runFmt(ctx context.Context, args []string, io stdio) int {
 				code = max(code, exitFailed)
 			}
 		default:
-			io.out.Write(out)
+			io.raw.Write(out) // the file itself, byte for byte
 		}
 	}
 	return code

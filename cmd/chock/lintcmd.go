@@ -9,6 +9,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/compile/lint"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/internal/safetext"
 )
 
 // loaded is what readSources produced: the project configs and org
@@ -147,9 +148,9 @@ func runLint(ctx context.Context, args []string, io stdio) int {
 			fmt.Fprintf(io.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
 		}
 	case "json":
-		err = diag.WriteJSON(io.out, all)
+		err = diag.WriteJSON(safetext.NewJSONWriter(io.raw), all)
 	case "sarif":
-		err = diag.WriteSARIF(io.out, all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules())
+		err = diag.WriteSARIF(safetext.NewJSONWriter(io.raw), all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules())
 	case "github":
 		err = diag.WriteGitHub(io.out, all)
 	}

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
+
+	"github.com/chockhq/chock/internal/safetext"
 )
 
 // runMCP implements `chock mcp tools SERVER`: it starts one server under
@@ -46,14 +47,13 @@ func runMCP(ctx context.Context, args []string, io stdio) int {
 	}
 	st := sts[0]
 	if *asJSON {
-		b, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Fprintf(io.out, "%s\n", b)
+		writeJSON(io, st, true)
 	} else if st.Started {
 		fmt.Fprintf(io.err, "session %s\n", s.ID)
 		printServer(io.err, st)
 		tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
 		for _, t := range st.Tools {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(t.Action), t.Decision, t.Rule, printable(oneLine(t.Description)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(t.Action), t.Decision, t.Rule, safetext.Line(t.Description))
 		}
 		tw.Flush()
 	}

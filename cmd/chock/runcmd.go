@@ -14,6 +14,7 @@ import (
 
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
@@ -190,7 +191,7 @@ func runSessions(ctx context.Context, args []string, io stdio) int {
 				return exitFailed
 			}
 			for _, l := range lines {
-				fmt.Fprintf(io.out, "%s\n", l)
+				io.raw.Write(safetext.JSON(append([]byte(l), '\n')))
 			}
 			return exitOK
 		}
@@ -390,7 +391,7 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 			call.MCP = &runtime.MCPRequest{Server: sc.Server, Tool: sc.Name, Arguments: sc.Arguments}
 		}
 		res, err := s.Run(ctx, call)
-		printResult(io.out, i+1, sc, call, res, err, *asJSON, p.sources)
+		printResult(io, i+1, sc, call, res, err, *asJSON, p.sources)
 		if err != nil || !succeeded(res) {
 			failed = true
 		}
@@ -422,7 +423,7 @@ func endReason(ctx context.Context, ok string) string {
 // printServer says what starting one server came to.
 func printServer(w io.Writer, st runtime.ServerStatus) {
 	if !st.Started {
-		fmt.Fprintf(w, "server %s: left out: %s\n", st.Name, printable(oneLine(st.Why)))
+		fmt.Fprintf(w, "server %s: left out: %s\n", st.Name, safetext.Line(st.Why))
 		return
 	}
 	where := "stdio, no network"
@@ -434,7 +435,7 @@ func printServer(w io.Writer, st runtime.ServerStatus) {
 	}
 	var tools []string
 	for _, t := range st.Tools {
-		tools = append(tools, printable(t.Name)+" ("+t.Decision.String()+")")
+		tools = append(tools, safetext.Line(t.Name)+" ("+t.Decision.String()+")")
 	}
 	fmt.Fprintf(w, "server %s: started (%s), %d tools: %s\n", st.Name, where, len(st.Tools), strings.Join(tools, ", "))
 }
@@ -493,7 +494,8 @@ func parseScript(raw []byte) ([]scriptCall, error) {
 	return calls, sc.Err()
 }
 
-func printResult(w io.Writer, n int, sc scriptCall, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
+func printResult(io stdio, n int, sc scriptCall, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
+	w := io.out
 	var refused *runtime.RefusedError
 	if asJSON {
 		out := map[string]any{"call": n, "tool": sc.Tool, "action": call.Action}
@@ -508,8 +510,7 @@ func printResult(w io.Writer, n int, sc scriptCall, call *runtime.Call, res *run
 		default:
 			out["status"], out["result"] = "done", res
 		}
-		b, _ := json.Marshal(out)
-		fmt.Fprintf(w, "%s\n", b)
+		writeJSON(io, out, false)
 		return
 	}
 	what := strings.Join(sc.Argv, " ")
@@ -519,19 +520,23 @@ func printResult(w io.Writer, n int, sc scriptCall, call *runtime.Call, res *run
 	case "mcp":
 		what = sc.Server + " " + sc.Name
 	}
-	fmt.Fprintf(w, "[%d] %s %s  (%s)\n", n, sc.Tool, what, call.Action)
+	act := call.Action
+	if act == "" {
+		act = "no action"
+	}
+	fmt.Fprintf(w, "[%d] %s %s  (%s)\n", n, sc.Tool, safetext.Line(what), safetext.Line(act))
 	switch {
 	case errors.As(err, &refused):
-		fmt.Fprintf(w, "    REFUSED: %s\n", refused.Reason)
+		fmt.Fprintf(w, "    REFUSED: %s\n", safetext.Line(refused.Reason))
 		if refused.Explanation != nil {
 			var b bytes.Buffer
 			refused.Explanation.WriteText(&b, src)
 			for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-				fmt.Fprintf(w, "    | %s\n", l)
+				fmt.Fprintf(w, "    | %s\n", safetext.Line(l))
 			}
 		}
 	case err != nil:
-		fmt.Fprintf(w, "    ERROR: %s\n", err)
+		fmt.Fprintf(w, "    ERROR: %s\n", safetext.Line(err.Error()))
 	case res.Background:
 		fmt.Fprintf(w, "    started in the background, pid %d (given no secrets)\n", res.PID)
 	default:
@@ -563,25 +568,6 @@ func writeIndented(w io.Writer, label, text string) {
 		return
 	}
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "    %s| %s\n", label, printable(l))
+		fmt.Fprintf(w, "    %s| %s\n", label, safetext.Line(l))
 	}
 }
-
-// printable shows control characters (a terminal escape above all) as
-// \xNN, so text a program or a server chose cannot drive the terminal.
-func printable(s string) string {
-	if strings.IndexFunc(s, isControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/zon"
 )
 
@@ -41,6 +42,6 @@ func runZON(ctx context.Context, args []string, io stdio) int {
 	if *tagged {
 		out = zon.TaggedJSON(v)
 	}
-	io.out.Write(append(out, '\n'))
+	io.raw.Write(safetext.JSON(append(out, '\n')))
 	return exitOK
 }

@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/chockhq/chock/internal/safetext"
 )
 
 // SegKind is the kind of one pattern segment, ordered most specific first.
@@ -58,13 +61,66 @@ func (p Pattern) IsLiteral() bool {
 	return true
 }
 
+// MaxSegments bounds the segments of an action and of a pattern: a longer
+// action is malformed, and a longer pattern is an error. It lets the
+// compiled policy write a pattern with both an inner and a trailing '*' as
+// indexed globs, one per length.
+const MaxSegments = 32
+
 // Errors kinds of pattern and action syntax, for errors.Is.
 var (
 	ErrStarAlone   = errors.New("'*' alone would match every action")
 	ErrEmptySeg    = errors.New("empty segment")
 	ErrPartialGlob = errors.New("partial glob")
 	ErrBadChar     = errors.New("white space or control character")
+	ErrTooLong     = errors.New("too many segments")
 )
+
+// badRune says whether r may not stand in an action name: white space,
+// control characters, the invisible format characters that make one name
+// read as another (safetext.Hidden), and bytes that are not UTF-8.
+func badRune(r rune) bool {
+	return r <= ' ' || safetext.Control(r) || safetext.Hidden(r) || r == utf8.RuneError
+}
+
+// SegmentClass is the RE2 character class of the characters a segment may
+// hold: everything but '.', '*' and what badRune refuses. The compiled
+// policy checks its input with it, so OPA and this package agree.
+func SegmentClass() string {
+	var b strings.Builder
+	b.WriteString(`[^.*\x00-\x20\x7f-\x{9f}`)
+	for _, r := range safetext.HiddenRanges() {
+		if r[0] == r[1] {
+			fmt.Fprintf(&b, `\x{%x}`, r[0])
+		} else {
+			fmt.Fprintf(&b, `\x{%x}-\x{%x}`, r[0], r[1])
+		}
+	}
+	b.WriteString(`\x{fffd}]`)
+	return b.String()
+}
+
+// scan checks the characters and the segment count of s (a pattern when
+// glob, else an action) and returns the offsets where segments start.
+func scan(s, what string) ([]int, error) {
+	starts := []int{0}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if badRune(r) {
+			return nil, perr(ErrBadChar, i, fmt.Sprintf("%s holds %s", what, describeRune(s[i:], r, n)),
+				"action names have no white space, control characters or invisible format characters")
+		}
+		if r == '.' {
+			starts = append(starts, i+1)
+			if len(starts) > MaxSegments {
+				return nil, perr(ErrTooLong, i+1, fmt.Sprintf("%s has more than %d segments", what, MaxSegments),
+					fmt.Sprintf("an action has at most %d dot-separated segments", MaxSegments))
+			}
+		}
+		i += n
+	}
+	return starts, nil
+}
 
 // PatternError is a syntax error in a pattern or action, at byte Offset.
 type PatternError struct {
@@ -94,20 +150,17 @@ func ParsePattern(s string) (Pattern, error) {
 	if s == "" {
 		return Pattern{}, perr(ErrEmptySeg, 0, "empty action pattern", "")
 	}
-	segs := make([]string, 0, strings.Count(s, ".")+1)
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			c := s[i]
-			if c <= ' ' || c == 0x7f {
-				return Pattern{}, perr(ErrBadChar, i, fmt.Sprintf("pattern holds %s", describeByte(c)),
-					"action names have no white space or control characters")
-			}
-			if c != '.' {
-				continue
-			}
+	starts, err := scan(s, "pattern")
+	if err != nil {
+		return Pattern{}, err
+	}
+	segs := make([]string, 0, len(starts))
+	for k, start := range starts {
+		end := len(s)
+		if k+1 < len(starts) {
+			end = starts[k+1] - 1
 		}
-		seg := s[start:i]
+		seg := s[start:end]
 		if seg == "" {
 			return Pattern{}, perr(ErrEmptySeg, start, "empty segment in pattern",
 				"segments are separated by exactly one '.', with none at either end")
@@ -118,21 +171,26 @@ func ParsePattern(s string) (Pattern, error) {
 				"write the segment in full, or use '*' for the whole segment")
 		}
 		segs = append(segs, seg)
-		start = i + 1
 	}
 	return Pattern{text: s, segs: segs}, nil
 }
 
-func describeByte(c byte) string {
-	switch c {
-	case ' ':
+func describeRune(s string, r rune, n int) string {
+	switch {
+	case r == ' ':
 		return "a space"
-	case '\t':
+	case r == '\t':
 		return "a tab"
-	case '\n':
+	case r == '\n':
 		return "a line break"
+	case r == utf8.RuneError && n <= 1:
+		return fmt.Sprintf("byte 0x%02x, which is not UTF-8", s[0])
+	case r < 0x80:
+		return fmt.Sprintf("control character 0x%02x", r)
+	case safetext.Control(r):
+		return fmt.Sprintf("control character U+%04X", r)
 	}
-	return fmt.Sprintf("control character 0x%02x", c)
+	return fmt.Sprintf("invisible character U+%04X", r)
 }
 
 // MustPattern parses a pattern known to be valid; it is for tests and
@@ -154,27 +212,25 @@ func ParseAction(s string) (Action, error) {
 	if s == "" {
 		return nil, perr(ErrEmptySeg, 0, "empty action", "")
 	}
-	a := make(Action, 0, strings.Count(s, ".")+1)
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			c := s[i]
-			if c <= ' ' || c == 0x7f {
-				return nil, perr(ErrBadChar, i, fmt.Sprintf("action holds %s", describeByte(c)), "")
-			}
-			if c == '*' {
-				return nil, perr(ErrPartialGlob, i, "an action names one thing and has no '*'",
-					"write the full action, such as \"exec.path.gh\"")
-			}
-			if c != '.' {
-				continue
-			}
+	starts, err := scan(s, "action")
+	if err != nil {
+		return nil, err
+	}
+	a := make(Action, 0, len(starts))
+	for k, start := range starts {
+		end := len(s)
+		if k+1 < len(starts) {
+			end = starts[k+1] - 1
 		}
-		if i == start {
+		seg := s[start:end]
+		if star := strings.IndexByte(seg, '*'); star >= 0 {
+			return nil, perr(ErrPartialGlob, start+star, "an action names one thing and has no '*'",
+				"write the full action, such as \"exec.path.gh\"")
+		}
+		if seg == "" {
 			return nil, perr(ErrEmptySeg, start, "empty segment in action", "")
 		}
-		a = append(a, s[start:i])
-		start = i + 1
+		a = append(a, seg)
 	}
 	return a, nil
 }

@@ -2,7 +2,9 @@ package action
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -217,6 +219,61 @@ func TestOverlapsAndCovers(t *testing.T) {
 		}
 		if got := Covers(p, q); got != tt.covers {
 			t.Errorf("Covers(%s, %s) = %v", p, q, got)
+		}
+	}
+}
+
+// TestCharactersAndLength: actions and patterns refuse invisible and
+// control characters, bytes that are not UTF-8, and more than MaxSegments
+// segments, each at the byte where it starts.
+func TestCharactersAndLength(t *testing.T) {
+	long := strings.Repeat("a.", MaxSegments) + "a"
+	for _, c := range []struct {
+		in   string
+		kind error
+		at   int
+	}{
+		{"exec.path.g\u200bh", ErrBadChar, 11},
+		{"exec.path.\u202egh", ErrBadChar, 10},
+		{"exec.path.\u009bgh", ErrBadChar, 10},
+		{"exec.path.\xffgh", ErrBadChar, 10},
+		{"exec.path.\ufeff", ErrBadChar, 10},
+		{"exec.path.\ufffd", ErrBadChar, 10},
+		{long, ErrTooLong, 2 * MaxSegments},
+	} {
+		for _, parse := range []func(string) error{
+			func(s string) error { _, err := ParseAction(s); return err },
+			func(s string) error { _, err := ParsePattern(s); return err },
+		} {
+			err := parse(c.in)
+			var pe *PatternError
+			if !errors.Is(err, c.kind) || !errors.As(err, &pe) || pe.Offset != c.at {
+				t.Errorf("%q: got %v (%+v), want %v at %d", c.in, err, pe, c.kind, c.at)
+			}
+		}
+	}
+	if _, err := ParseAction(strings.Repeat("a.", MaxSegments-1) + "a"); err != nil {
+		t.Errorf("%d segments: %v", MaxSegments, err)
+	}
+	if _, err := ParseAction("exec.path.café"); err != nil {
+		t.Errorf("a letter that is not ASCII: %v", err)
+	}
+}
+
+// TestSegmentClass: the compiled policy's input check (SegmentClass) and
+// ParseAction agree on which actions are well-formed.
+func TestSegmentClass(t *testing.T) {
+	c := SegmentClass()
+	re := regexp.MustCompile(`^` + c + `+(\.` + c + `+){0,` + fmt.Sprint(MaxSegments-1) + `}$`)
+	inputs := []string{"exec.path.gh", "a", "a..b", ".a", "a.", "exec.*", "a b", "a\x00", "a\x7f", "a\u0085", "a\u00a0",
+		"a\u200b", "a\u2066", "a\xff", "a\ufffd", "é.ü", strings.Repeat("a.", MaxSegments) + "a", strings.Repeat("a.", MaxSegments-1) + "a"}
+	for r := rune(0); r < 0x3000; r++ {
+		inputs = append(inputs, "x"+string(r))
+	}
+	for _, in := range inputs {
+		_, err := ParseAction(in)
+		if (err == nil) != re.MatchString(in) {
+			t.Errorf("%q: ParseAction %v, the policy's check %v", in, err, re.MatchString(in))
 		}
 	}
 }

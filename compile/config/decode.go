@@ -25,6 +25,7 @@ const (
 	CodeEmptySegment    = "pattern-empty-segment"
 	CodePartialGlob     = "pattern-partial-glob"
 	CodeBadChar         = "pattern-bad-char"
+	CodeTooLong         = "pattern-too-long"
 	CodeOrgSecrets      = "org-secrets"
 	CodeOrgServers      = "org-mcp-servers"
 	CodeOrgName         = "org-name-missing"
@@ -307,6 +308,8 @@ func (d *decoder) pattern(t Text) (action.Pattern, bool) {
 		code = CodePartialGlob
 	case errors.Is(err, action.ErrBadChar):
 		code = CodeBadChar
+	case errors.Is(err, action.ErrTooLong):
+		code = CodeTooLong
 	}
 	d.add(d.inString(t, pe.Offset, 1), diag.Error, code, fmt.Sprintf("%s: %q", pe.Msg, t.Value), pe.Hint)
 	return p, false
@@ -513,6 +516,8 @@ func (d *decoder) expectation(v *zon.Value) *Expectation {
 					code = CodeExpectWildcard
 				} else if errors.Is(err, action.ErrBadChar) {
 					code = CodeBadChar
+				} else if errors.Is(err, action.ErrTooLong) {
+					code = CodeTooLong
 				}
 				d.add(span, diag.Error, code, fmt.Sprintf("expectation action %q: %v", t.Value, err),
 					"an expectation names one concrete action, such as \"exec.path.gh\"")

@@ -70,6 +70,8 @@ var catalogCases = []catalogCase{
 	{Code: "pattern-empty-segment", Bad: `.{ .policy = .{ .deny = .{"exec..gh"} } }`, At: ".gh", Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.gh"} } }`},
 	{Code: "pattern-partial-glob", Bad: `.{ .policy = .{ .deny = .{"exec.path.py*"} } }`, At: "*", Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.*"} } }`},
 	{Code: "pattern-bad-char", Bad: `.{ .policy = .{ .deny = .{"exec.path.g h"} } }`, At: ` h"`, Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.gh"} } }`},
+	{Code: "pattern-bad-char", Bad: ".{ .policy = .{ .deny = .{\"exec.path.g\u200bh\"} } }", At: "\u200bh\"", Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.gh"} } }`},
+	{Code: "pattern-too-long", Bad: `.{ .policy = .{ .deny = .{"plugin.` + strings.Repeat("x.", 31) + `x"} } }`, At: `x"`, Nth: 0, Good: `.{ .policy = .{ .deny = .{"plugin.` + strings.Repeat("x.", 30) + `x"} } }`},
 	{Code: "unknown-namespace", Bad: `.{ .policy = .{ .deny = .{"exce.path.gh"} } }`, At: `"exce`, Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.gh", "mcp.x.network", "plugin.y", "nix.build", "net.fetch.com.x", "secret.*"} } }`},
 	{Code: "rule-conflict", Bad: `.{ .policy = .{ .allow = .{"exec.path.gh"}, .deny = .{"exec.path.gh"} } }`, At: `"exec.path.gh"`, Nth: 1, Good: `.{ .policy = .{ .allow = .{"exec.path.gh"}, .deny = .{"exec.path.gh.x"} } }`},
 	{Code: "rule-repeated", Bad: `.{ .policy = .{ .deny = .{ "exec.path.gh", "exec.path.gh" } } }`, At: `"exec.path.gh"`, Nth: 1, Good: `.{ .policy = .{ .deny = .{ "exec.path.gh", "exec.path.git" } } }`},

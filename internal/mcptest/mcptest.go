@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,7 +64,8 @@ type msgIn struct {
 // NewServer is the helper server: echo (the message back), env (the
 // server's environment, sorted), net (its network interfaces), plus the
 // extra tools named: big (a reply of a given size), sleep (an answer after
-// a while), any other name (answering its own name).
+// a while), fail (a JSON-RPC error whose text holds terminal escapes, and a
+// description that does too), any other name (answering its own name).
 func NewServer(extra string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
 	text := func(s string) *mcp.CallToolResult {
@@ -112,6 +114,9 @@ func NewServer(extra string) *mcp.Server {
 			continue
 		case "sleep":
 			addSleep(s, text)
+			continue
+		case "fail":
+			addFail(s)
 			continue
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "answers its own name"},
@@ -180,6 +185,13 @@ func addBig(s *mcp.Server, text func(string) *mcp.CallToolResult) {
 			Size int `json:"size"`
 		}) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("b", in.Size)), nil, nil
+		})
+}
+
+func addFail(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "fails \x1b[31mloudly\x1b]0;title\x07"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, &jsonrpc.Error{Code: -32000, Message: "\x1b[31mfailed\x1b]0;owned\x07 \u202eevil"}
 		})
 }
 

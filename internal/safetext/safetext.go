@@ -1,0 +1,234 @@
+// Package safetext is chock's one printer for untrusted text: whatever a
+// file, a server, a program or an argv put in a string is shown so that it
+// cannot drive the terminal it is printed on. Control characters (C0, DEL,
+// C1) and bytes that are not UTF-8 become \xNN; the invisible format
+// characters that reorder or hide text (bidi controls, zero-width
+// characters, U+FEFF) become \uNNNN. JSON keeps JSON's own escapes
+// (\u00NN), so its values are unchanged.
+package safetext
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// HiddenRanges are the format characters that change how the text around
+// them reads without showing themselves, as inclusive ranges: the Arabic
+// letter mark, the Mongolian vowel separator, zero-width space, joiners
+// and marks, bidi embeddings, overrides and isolates, invisible
+// operators, the byte order mark.
+func HiddenRanges() [][2]rune {
+	return [][2]rune{{0x061c, 0x061c}, {0x180e, 0x180e}, {0x200b, 0x200f}, {0x202a, 0x202e},
+		{0x2060, 0x2064}, {0x2066, 0x2069}, {0xfeff, 0xfeff}}
+}
+
+// Hidden reports whether r is one of HiddenRanges.
+func Hidden(r rune) bool {
+	switch {
+	case r < 0x061c || r > 0xfeff:
+		return false
+	case r == 0x061c, r == 0x180e, r == 0xfeff:
+		return true
+	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// Control reports whether r is a control character: C0, DEL or C1.
+func Control(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// mode says which characters pass as they are.
+type mode int
+
+const (
+	line mode = iota // nothing: one line, tabs and line breaks escaped too
+	text             // tabs and line breaks pass: a block of lines
+	jsn              // JSON: \u escapes; tabs and line breaks pass (JSON white space)
+)
+
+// Line shows s on one line: every control character, tab and line break
+// included, as \xNN.
+func Line(s string) string { return escape(s, line) }
+
+// Text shows s as a block of lines: tabs and line breaks pass, every other
+// control character is \xNN.
+func Text(s string) string { return escape(s, text) }
+
+// Safe reports whether s prints as it is, on one line.
+func Safe(s string) bool { return escape(s, line) == s }
+
+func escape(s string, m mode) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if needs(r, n, m) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	appendEscaped(&b, s[i:], m)
+	return b.String()
+}
+
+func needs(r rune, n int, m mode) bool {
+	if r == utf8.RuneError && n <= 1 {
+		return true
+	}
+	if (r == '\n' || r == '\t') && m != line {
+		return false
+	}
+	return Control(r) || Hidden(r)
+}
+
+type builder interface {
+	WriteString(string) (int, error)
+	WriteRune(rune) (int, error)
+}
+
+func appendEscaped(b builder, s string, m mode) {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			if m == jsn {
+				b.WriteString(`\ufffd`)
+			} else {
+				b.WriteString(fmt.Sprintf(`\x%02x`, s[i]))
+			}
+		case !needs(r, n, m):
+			b.WriteString(s[i : i+n])
+		case m == jsn:
+			b.WriteString(fmt.Sprintf(`\u%04x`, r))
+		case Control(r):
+			b.WriteString(fmt.Sprintf(`\x%02x`, r))
+		default:
+			b.WriteString(fmt.Sprintf(`\u%04x`, r))
+		}
+		i += n
+	}
+}
+
+// JSON makes marshalled JSON safe to print: DEL, C1, the hidden format
+// characters and any raw control byte (a line break and a tab excepted)
+// become \u escapes, which JSON reads back as the same characters, and a
+// byte that is not UTF-8 becomes \ufffd, as encoding/json writes it.
+func JSON(b []byte) []byte {
+	s := string(b)
+	out := escape(s, jsn)
+	if len(out) == len(s) && out == s {
+		return b
+	}
+	return []byte(out)
+}
+
+// Writer writes through the printer: in text mode (NewWriter) every write
+// is shown as Text shows it; in JSON mode (NewJSONWriter) as JSON does. A
+// character split across two writes is put back together; Flush writes
+// what is left of one.
+type Writer struct {
+	w       io.Writer
+	m       mode
+	pending []byte
+}
+
+// NewWriter is a writer for text output: tabs and line breaks pass.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, m: text} }
+
+// NewJSONWriter is a writer for JSON output.
+func NewJSONWriter(w io.Writer) *Writer { return &Writer{w: w, m: jsn} }
+
+// Write escapes p and writes it; it reports len(p) written on success.
+func (w *Writer) Write(p []byte) (int, error) {
+	buf := p
+	if len(w.pending) > 0 {
+		buf = append(w.pending, p...)
+		w.pending = nil
+	}
+	// Hold back an incomplete UTF-8 sequence at the end for the next write.
+	if k := incompleteTail(buf); k > 0 {
+		w.pending = append([]byte(nil), buf[len(buf)-k:]...)
+		buf = buf[:len(buf)-k]
+	}
+	if len(buf) == 0 {
+		return len(p), nil
+	}
+	s := string(buf)
+	out := escape(s, w.m)
+	if _, err := io.WriteString(w.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush writes a held-back partial character, escaped as the bytes it is.
+func (w *Writer) Flush() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	s := string(w.pending)
+	w.pending = nil
+	_, err := io.WriteString(w.w, escape(s, w.m))
+	return err
+}
+
+// incompleteTail is the length of a UTF-8 sequence begun and not finished
+// at the end of b (0 when there is none).
+func incompleteTail(b []byte) int {
+	for k := 1; k <= 3 && k <= len(b); k++ {
+		c := b[len(b)-k]
+		if c < 0x80 {
+			return 0
+		}
+		if c >= 0xc0 { // a lead byte: is its sequence longer than what is here?
+			need := 2
+			switch {
+			case c >= 0xf0:
+				need = 4
+			case c >= 0xe0:
+				need = 3
+			}
+			if need > k && !utf8.FullRune(b[len(b)-k:]) {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// Trim returns s cut to at most limit runes around rune position at, with
+// "…" where it was cut, and the position of at in the result; for source
+// excerpts of very long lines (a binary file is one line).
+func Trim(s string, at, limit int) (string, int) {
+	rs := []rune(s)
+	if len(rs) <= limit {
+		return s, at
+	}
+	start := max(0, at-limit/2)
+	end := start + limit
+	if end > len(rs) {
+		end = len(rs)
+		start = max(0, end-limit)
+	}
+	var b bytes.Buffer
+	pos := at - start
+	if start > 0 {
+		b.WriteString("…")
+		pos++
+	}
+	b.WriteString(string(rs[start:end]))
+	if end < len(rs) {
+		b.WriteString("…")
+	}
+	return b.String(), pos
+}
