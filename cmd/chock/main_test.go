@@ -34,8 +34,10 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"genkey": genkey,
+			"genkey":  genkey,
+			"keyring": keyringCmd,
 		},
+		Condition: keyringCondition,
 	})
 }
 

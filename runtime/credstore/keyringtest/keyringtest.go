@@ -9,6 +9,8 @@
 // prompt and never answers it, as an unlock dialog that nobody is in front
 // of would. A client that asks for an unlock prompt therefore waits for
 // ever, as it would on a desktop; Prompted says whether anything asked.
+//go:build unix
+
 package keyringtest
 
 import (
@@ -80,7 +82,7 @@ func Check() error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("the keyring tests need a Secret Service, and %s is not installed (%s; .ci/run installs them)", strings.Join(missing, " and "), Install)
+	return fmt.Errorf("the keyring tests run a Secret Service of their own and need dbus-daemon and gnome-keyring-daemon; not installed: %s (%s; .ci/run installs them)", strings.Join(missing, ", "), Install)
 }
 
 // Service is a running private Secret Service.
