@@ -256,9 +256,6 @@ func (s *Service) Env() []string {
 	return append(s.baseEnv(), "DBUS_SESSION_BUS_ADDRESS="+s.address)
 }
 
-// Address is the private bus's address.
-func (s *Service) Address() string { return s.address }
-
 // Dir is the temporary directory the service lives in.
 func (s *Service) Dir() string { return s.dir }
 
