@@ -48,10 +48,12 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"genkey":    genkey,
+			"keyring":   keyringCmd,
 			"mkfifo":    mkfifo,
 			"stat":      statCmd,
 			"tarbundle": tarbundle,
 		},
+		Condition: keyringCondition,
 	})
 }
 

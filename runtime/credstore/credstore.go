@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/internal/safefile"
@@ -27,6 +28,15 @@ var ErrNotFound = errors.New("no value stored")
 
 // ErrReadOnly means the store cannot be written by chock.
 var ErrReadOnly = errors.New("the store is read-only")
+
+// ErrLocked means the OS keyring is there but locked, and would have to
+// prompt for its password; chock refuses instead of waiting on a prompt.
+var ErrLocked = errors.New("the OS keyring is locked")
+
+// DefaultKeyringTimeout bounds one request to the OS keyring, so a keyring
+// that never answers (a Secret Service waiting on a dialog nobody sees,
+// say) cannot hold chock for ever.
+const DefaultKeyringTimeout = 20 * time.Second
 
 // Store reads and writes credential values.
 type Store interface {
@@ -53,6 +63,9 @@ type Options struct {
 	ConfigDir string
 	// Getenv reads the environment for the env store; default os.Getenv.
 	Getenv func(string) string
+	// KeyringTimeout bounds one request to the keyring store; default
+	// DefaultKeyringTimeout.
+	KeyringTimeout time.Duration
 }
 
 // DefaultConfigDir is $CHOCK_CONFIG_DIR, or the user config dir's chock folder.
@@ -77,7 +90,11 @@ func Open(kind config.Store, o Options) (Store, error) {
 		}
 		return envStore{get}, nil
 	case config.StoreKeyring:
-		return keyringStore{}, nil
+		t := o.KeyringTimeout
+		if t <= 0 {
+			t = DefaultKeyringTimeout
+		}
+		return keyringStore{timeout: t, unlocked: keyringUnlocked}, nil
 	case config.StoreSecretSpec:
 		return secretspecStore{}, nil
 	}
@@ -203,49 +220,86 @@ func (envStore) Delete(_ context.Context, name string) error {
 }
 
 // keyringStore uses the OS keyring (Secret Service, macOS Keychain,
-// Windows Credential Manager) under the service "chock".
-type keyringStore struct{}
+// Windows Credential Manager) under the service "chock". go-keyring waits
+// without limit on any prompt the keyring asks for, so each request first
+// checks that the keyring is unlocked (unlocked: keyringUnlocked, which
+// reads the Secret Service's lock state) and is bounded by timeout.
+type keyringStore struct {
+	timeout  time.Duration
+	unlocked func(context.Context) error
+}
 
 const keyringService = "chock"
 
 func (keyringStore) Name() string { return "keyring" }
 
-func keyringErr(name string, err error) error {
-	if errors.Is(err, keyring.ErrNotFound) {
-		return fmt.Errorf("%s: %w in the OS keyring", name, ErrNotFound)
-	}
-	return fmt.Errorf("the OS keyring is not available (%v); on Linux it needs a Secret Service such as gnome-keyring over D-Bus, or choose .credentials = .{ .store = .file }", err)
+// keyringUnavailable is the error for a keyring that cannot be reached.
+func keyringUnavailable(err error) error {
+	return fmt.Errorf("the OS keyring is not available (%w); on Linux it needs a Secret Service such as gnome-keyring over D-Bus, or choose .credentials = .{ .store = .file }", err)
 }
 
-func (keyringStore) Get(_ context.Context, name string) (string, error) {
+// keyringErr maps go-keyring's errors; no go-keyring error carries a value.
+func keyringErr(name string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, keyring.ErrNotFound):
+		return fmt.Errorf("%s: %w in the OS keyring", name, ErrNotFound)
+	}
+	return keyringUnavailable(err)
+}
+
+// do runs f once the keyring is known to be unlocked, within k.timeout. On
+// a timeout the request is abandoned, not stopped: a Set may still land.
+func (k keyringStore) do(ctx context.Context, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, k.timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		if err := k.unlocked(ctx); err != nil {
+			done <- err
+			return
+		}
+		done <- f()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("the OS keyring did not answer within %v (%w); check that its service (gnome-keyring, say) is running and not waiting on a dialog", k.timeout, ctx.Err())
+		}
+		return fmt.Errorf("the OS keyring: %w", ctx.Err())
+	}
+}
+
+func (k keyringStore) Get(ctx context.Context, name string) (string, error) {
 	if err := checkName(name); err != nil {
 		return "", err
 	}
-	v, err := keyring.Get(keyringService, name)
+	var v string
+	err := k.do(ctx, func() (err error) {
+		v, err = keyring.Get(keyringService, name)
+		return keyringErr(name, err)
+	})
 	if err != nil {
-		return "", keyringErr(name, err)
+		return "", err
 	}
 	return v, nil
 }
 
-func (keyringStore) Set(_ context.Context, name, value string) error {
+func (k keyringStore) Set(ctx context.Context, name, value string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := keyring.Set(keyringService, name, value); err != nil {
-		return keyringErr(name, err)
-	}
-	return nil
+	return k.do(ctx, func() error { return keyringErr(name, keyring.Set(keyringService, name, value)) })
 }
 
-func (keyringStore) Delete(_ context.Context, name string) error {
+func (k keyringStore) Delete(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := keyring.Delete(keyringService, name); err != nil {
-		return keyringErr(name, err)
-	}
-	return nil
+	return k.do(ctx, func() error { return keyringErr(name, keyring.Delete(keyringService, name)) })
 }
 
 // secretspecStore asks the secretspec command, under the same names a
