@@ -277,7 +277,7 @@ func (s *Session) secrets(ctx context.Context, c *Call, next Handler) (*Result, 
 		}
 		v, err := s.opts.Store.Get(ctx, sec.Name)
 		if err != nil {
-			reason := fmt.Sprintf("secret %s is missing: %v", sec.Name, err)
+			reason := fmt.Sprintf("secret %s could not be read from the %s store: %v", sec.Name, s.opts.Store.Name(), err)
 			if errors.Is(err, credstore.ErrNotFound) {
 				reason = fmt.Sprintf("secret %s is not in the %s store (chock login --tool-secret %s)", sec.Name, s.opts.Store.Name(), sec.Name)
 			}

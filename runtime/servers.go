@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
@@ -16,7 +18,10 @@ import (
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/chockhq/chock/internal/safetext"
 	"golang.org/x/net/http/httpguts"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxServers is how many MCP servers a session may have.
@@ -26,6 +31,32 @@ const MaxServers = 8
 // any case, is kept out of the session whole, so the model can never be
 // offered a server's tool under a name it trusts.
 var OwnTools = []string{"exec", "fetch_url", "read_file", "write_file", "list_files"}
+
+// lookalike says why a server declaring a tool of this name is kept out:
+// the name holds an invisible format or control character (a zero-width
+// space, a bidi control), which can make one name read as another, or it
+// reads as one of OwnTools once Unicode compatibility forms and case are
+// folded (NFKC, full case folding: "ｅｘｅｃ", "EXEC", "ﬁle"…). "" when
+// the name is fine.
+func lookalike(name string) string {
+	for _, r := range name {
+		if safetext.Hidden(r) || safetext.Control(r) || r == utf8.RuneError {
+			return fmt.Sprintf("it declares a tool named %s, which holds the invisible character U+%04X, so the whole server is kept out",
+				safetext.Line(strconv.Quote(name)), r)
+		}
+	}
+	folded := cases.Fold().String(norm.NFKC.String(name))
+	for _, own := range OwnTools {
+		if folded == own {
+			if name == own {
+				return fmt.Sprintf("it declares a tool named %q, which is one of Chock's own, so the whole server is kept out", name)
+			}
+			return fmt.Sprintf("it declares a tool named %s, which reads as %q, one of Chock's own, so the whole server is kept out",
+				safetext.Line(strconv.Quote(name)), own)
+		}
+	}
+	return ""
+}
 
 // MCPOptions tune how servers are reached; zero values are seed 000's.
 type MCPOptions struct {
@@ -211,11 +242,9 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		return st, s.dropServer(&st, err.Error())
 	}
 	for _, t := range conn.Tools() {
-		for _, own := range OwnTools {
-			if strings.EqualFold(t.Name, own) {
-				conn.Close()
-				return st, s.dropServer(&st, fmt.Sprintf("it declares a tool named %q, which is one of Chock's own, so the whole server is kept out", t.Name))
-			}
+		if why := lookalike(t.Name); why != "" {
+			conn.Close()
+			return st, s.dropServer(&st, why)
 		}
 		act, err := action.MCPTool(name, t.Name)
 		if err != nil {
@@ -337,7 +366,7 @@ func (s *Session) secretValue(ctx context.Context, name string) (value, why stri
 		if errors.Is(err, credstore.ErrNotFound) {
 			return "", fmt.Sprintf("secret %s is not in the %s store (chock login --tool-secret %s)", name, s.opts.Store.Name(), name)
 		}
-		return "", fmt.Sprintf("secret %s is missing: %v", name, err)
+		return "", fmt.Sprintf("secret %s could not be read from the %s store: %v", name, s.opts.Store.Name(), err)
 	}
 	if len(v) < redact.MinLen {
 		return "", fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", name, redact.MinLen)

@@ -126,7 +126,11 @@ func TestServersDropped(t *testing.T) {
 		name, tools, policy, stored, why string
 	}{
 		{"own tool name", "exec", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "exec"`},
-		{"own tool name in another case", "Fetch_URL", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "Fetch_URL"`},
+		{"own tool name in another case", "Fetch_URL", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "Fetch_URL", which reads as "fetch_url"`},
+		{"own tool name in full width", "ｅｘｅｃ", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "ｅｘｅｃ", which reads as "exec"`},
+		{"own tool name in full width capitals", "ＷＲＩＴＥ＿ＦＩＬＥ", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `which reads as "write_file"`},
+		{"own tool name with a zero-width space", "exec\u200b", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "exec\u200b", which holds the invisible character U+200B`},
+		{"a bidi override", "ls\u202e", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `invisible character U+202E`},
 		{"tool name no action can hold", "a*b", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `cannot be a policy action`},
 		{"secret asked", "", `.ask = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", "reads as refused"},
 		{"secret missing", "", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "", "chock login --tool-secret GITHUB_TOKEN"},

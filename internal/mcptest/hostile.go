@@ -22,6 +22,7 @@ const (
 	Endless        Fault = "endless"          // a tools/call reply that never stops (SSE events)
 	EndlessJSON    Fault = "endless-json"     // a 2 MiB JSON reply to tools/call
 	EarlyEnd       Fault = "early-end"        // an SSE reply to tools/call that ends before the result
+	EarlyEndIDs    Fault = "early-end-ids"    // the same with event ids, which the go-sdk would resume
 	Drop404Once    Fault = "404-once"         // drops the session at the first tools/call
 	Drop404Always  Fault = "404-always"       // drops the session at every tools/call
 	Drop400Once    Fault = "400-once"         // drops the session once, answering as TypeScript SDK servers do
@@ -260,6 +261,11 @@ func (h *Hostile) call(w http.ResponseWriter, r *http.Request, m rpc) {
 	case EarlyEnd:
 		sse(w, map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": 1, "progress": 1}})
 		return // the stream ends, no result
+	case EarlyEndIDs:
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": 1, "progress": 1}})
+		fmt.Fprintf(w, "id: ev-1\nevent: message\ndata: %s\n\n", b)
+		w.(http.Flusher).Flush()
+		return // the stream ends after an event with an id, no result
 	case ServerRequests:
 		sse(w, map[string]any{"jsonrpc": "2.0", "id": 901, "method": "sampling/createMessage", "params": map[string]any{"messages": []any{}, "maxTokens": 10}})
 		sse(w, map[string]any{"jsonrpc": "2.0", "id": 902, "method": "elicitation/create", "params": map[string]any{"message": "your token please", "requestedSchema": map[string]any{"type": "object"}}})

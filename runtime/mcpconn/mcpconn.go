@@ -473,6 +473,23 @@ type countingConn struct {
 	count func(method string)
 }
 
+// questionKey marks the context of a write that asks the server
+// something (a request with an id): the HTTP status of that POST is the
+// status of the exchange, not that of a notification sent beside it.
+type questionKey struct{}
+
+// Write marks a question's context, so the transport knows which POST
+// carries it.
+func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
+		ctx = context.WithValue(ctx, questionKey{}, true)
+	}
+	return c.Connection.Write(ctx, m)
+}
+
+// isQuestion says whether ctx is that of a write marked by countingConn.
+func isQuestion(ctx context.Context) bool { return ctx.Value(questionKey{}) != nil }
+
 func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		m, err := c.Connection.Read(ctx)

@@ -261,7 +261,9 @@ func TestSlowDiscover(t *testing.T) {
 	if time.Since(start) > 30*time.Second {
 		t.Fatal("the discover budget did not hold")
 	}
-	if ex := x.last(t); ex.About != Discover {
+	// The tool list never answered: its status is 0, not the 202 the
+	// initialized notification before it got.
+	if ex := x.last(t); ex.About != Discover || ex.Status != 0 || ex.Outcome != NoAnswer {
 		t.Fatalf("exchange = %+v", ex)
 	}
 }
@@ -273,7 +275,7 @@ func TestSlowCall(t *testing.T) {
 	}
 	_, err = s.Call(context.Background(), "echo", nil)
 	wantError(t, err, NoAnswer, "no answer within 1s")
-	if ex := x.last(t); ex.About != "echo" || ex.Outcome != NoAnswer {
+	if ex := x.last(t); ex.About != "echo" || ex.Outcome != NoAnswer || ex.Status != 0 {
 		t.Fatalf("exchange = %+v", ex)
 	}
 }
@@ -291,16 +293,35 @@ func TestEndlessReply(t *testing.T) {
 	}
 }
 
+// TestEarlyStreamEnd: a reply stream that ends before the result, with or
+// without event ids (which the go-sdk would try to resume), fails the
+// call in chock's own words: no library text, no session id.
 func TestEarlyStreamEnd(t *testing.T) {
-	s, _, _, err := openHostile(t, mcptest.EarlyEnd)
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range []mcptest.Fault{mcptest.EarlyEnd, mcptest.EarlyEndIDs} {
+		t.Run(string(f), func(t *testing.T) {
+			s, _, x, err := openHostile(t, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Call(context.Background(), "echo", nil)
+			if res != nil {
+				t.Fatalf("a half answer: %+v", res)
+			}
+			want := "server hostile, tool echo: " + earlyEnd
+			if err == nil || err.Error() != want {
+				t.Fatalf("got %v, want %q", err, want)
+			}
+			if ex := x.last(t); ex.Status != 200 || ex.Outcome != NoAnswer {
+				t.Errorf("exchange %+v", ex)
+			}
+			// The next call opens a new session and is answered... or fails
+			// the same way, never with the library's words.
+			_, err = s.Call(context.Background(), "echo", nil)
+			if err != nil && err.Error() != want {
+				t.Errorf("second call: %v", err)
+			}
+		})
 	}
-	res, err := s.Call(context.Background(), "echo", nil)
-	if res != nil {
-		t.Fatalf("a half answer: %+v", res)
-	}
-	wantError(t, err, NoAnswer, "stream ended before the reply")
 }
 
 // TestSessionDroppedOnce: a 404, or the unknown-session 400 servers built

@@ -1,6 +1,7 @@
 package mcpconn
 
 import (
+	"regexp"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -91,6 +92,8 @@ type exchState struct {
 	refused    *netguard.RefusedError
 	bound      bool
 	lost       bool
+	// answered: the question's POST got a response (status is its).
+	answered bool
 }
 
 func (d *httpDialer) begin() {
@@ -196,11 +199,19 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		// one, so every request carries it.
 		req.Header.Set("Mcp-Protocol-Version", ProtocolVersion)
 	}
+	// The exchange's status is that of the POST carrying its question: 0
+	// until that one is answered, whatever a notification beside it got.
+	question := isQuestion(req.Context())
+	if question {
+		g.d.update(func(st *exchState) { st.status, st.answered = 0, false })
+	}
 	resp, err := g.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	g.d.update(func(st *exchState) { st.status = resp.StatusCode })
+	if question {
+		g.d.update(func(st *exchState) { st.status, st.answered = resp.StatusCode, true })
+	}
 	if resp.StatusCode >= 400 && req.Header.Get("Mcp-Session-Id") != "" {
 		// 404 is the specified answer to a dropped session; a TypeScript
 		// SDK server answers 400 "No valid session ID".
@@ -236,15 +247,52 @@ func (d *httpDialer) classify(about string, err error) *Error {
 		e.Msg = "the server answered 401 Unauthorized: the credential is missing, refused or expired (chock carries a token and runs no OAuth flow)"
 	case st.status == http.StatusForbidden:
 		e.Msg = "the server answered 403 Forbidden: the credential does not permit this"
-	case strings.Contains(err.Error(), "terminated without response"):
-		e.Msg = "the stream ended before the reply arrived; the call failed, and nothing of it reached the model"
 	case st.status >= 300:
 		e.Msg = fmt.Sprintf("the server answered %d %s", st.status, http.StatusText(st.status))
+	case st.answered:
+		// The question was answered 2xx and the reply never came whole:
+		// whatever words the library has for it (a stream that "terminated
+		// without response", a reconnection that was never attempted),
+		// the stream ended early.
+		e.Msg = earlyEnd
 	default:
-		e.Msg = oneLine(err.Error())
+		e.Msg = reachError(err)
 	}
 	return e
 }
+
+// earlyEnd is chock's own sentence for a reply stream that ended before
+// the reply (seed 000: the call fails and says so).
+const earlyEnd = "the stream ended before the reply arrived; the call failed, and nothing of it reached the model"
+
+// reachError words a failure to reach the server at all in chock's
+// terms: the network error that stopped it, never the library's account
+// of its session (which names the server's session id).
+func reachError(err error) string {
+	var ne *net.OpError
+	var de *net.DNSError
+	switch {
+	case errors.As(err, &de):
+		return fmt.Sprintf("the server's name could not be resolved: %s", oneLine(de.Error()))
+	case errors.As(err, &ne):
+		return fmt.Sprintf("the server could not be reached: %s", oneLine(ne.Error()))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection before answering"
+	}
+	var ce *tls.CertificateVerificationError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("the server's certificate was refused: %s", oneLine(ce.Err.Error()))
+	}
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		return "the server did not answer in time"
+	}
+	return "the server could not be reached: " + oneLine(sessionIDs.ReplaceAllString(err.Error(), ""))
+}
+
+// sessionIDs matches the go-sdk's "(session ID: …)" in its errors: the
+// server's session is not for the model, nor for the log.
+var sessionIDs = regexp.MustCompile(`\s*\(session ID: [^)]*\)`)
 
 // oneLine keeps an error on one line, bounded.
 func oneLine(s string) string {
