@@ -1,7 +1,6 @@
 package mcpconn
 
 import (
-	"regexp"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -11,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 
