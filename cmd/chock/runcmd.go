@@ -362,6 +362,9 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 	if !ok {
 		return code
 	}
+	// End is once only: this one stands for a return that did not end the
+	// session itself (a panic unwinding to run's recover).
+	defer s.End("stopped by an internal error")
 	fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.engine.Revision()), s.LogPath())
 	sts, err := s.StartServers(ctx)
 	if err != nil {
