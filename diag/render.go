@@ -83,8 +83,8 @@ func Excerpt(w io.Writer, text string, s Span) {
 	}
 	// Escape the three parts apart, so the caret and tildes count the
 	// characters as shown; a tab keeps its width under the caret.
+	// (A source line holds no line break.)
 	before, span, after := safetext.Text(text[:col]), safetext.Text(text[col:max(end, col)]), safetext.Text(text[max(end, col):])
-	before, span, after = strings.ReplaceAll(before, "\n", `\x0a`), strings.ReplaceAll(span, "\n", `\x0a`), strings.ReplaceAll(after, "\n", `\x0a`)
 	shown, at := safetext.Trim(before+span+after, utf8.RuneCountInString(before), excerptWidth)
 	rs := []rune(shown)
 	var under strings.Builder

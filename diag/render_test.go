@@ -151,3 +151,27 @@ func TestWriteGitHub(t *testing.T) {
 		}
 	}
 }
+
+// TestExcerptUntrusted: control bytes in the source line are shown as
+// \xNN, the caret stays under the character it points at, and a very long
+// line is cut around it.
+func TestExcerptUntrusted(t *testing.T) {
+	var b strings.Builder
+	text := "a\x1b[31mb\x00 X"
+	col := strings.IndexByte(text, 'X') + 1
+	Excerpt(&b, text, Span{File: "f", Start: Pos{Line: 1, Col: col}, End: Pos{Line: 1, Col: col + 1}})
+	shownLine := `a\x1b[31mb\x00 X`
+	want := "  1 | " + shownLine + "\n    | " + strings.Repeat(" ", strings.IndexByte(shownLine, 'X')) + "^\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	long := strings.Repeat("\x01", 500) + "X" + strings.Repeat("y", 500)
+	Excerpt(&b, long, Span{File: "f", Start: Pos{Line: 1, Col: 501}, End: Pos{Line: 1, Col: 502}})
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	shown, under := []rune(lines[0]), []rune(lines[1])
+	caret := strings.IndexRune(lines[1], '^')
+	if len(shown) > excerptWidth+20 || caret < 0 || shown[len([]rune(lines[1][:caret]))] != 'X' || len(under) > len(shown) {
+		t.Errorf("long line:\n%s", b.String())
+	}
+}

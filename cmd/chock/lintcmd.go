@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/chockhq/chock/compile"
@@ -148,9 +149,11 @@ func runLint(ctx context.Context, args []string, io stdio) int {
 			fmt.Fprintf(io.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
 		}
 	case "json":
-		err = diag.WriteJSON(safetext.NewJSONWriter(io.raw), all)
+		jw := safetext.NewJSONWriter(io.raw)
+		err = errors.Join(diag.WriteJSON(jw, all), jw.Flush())
 	case "sarif":
-		err = diag.WriteSARIF(safetext.NewJSONWriter(io.raw), all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules())
+		jw := safetext.NewJSONWriter(io.raw)
+		err = errors.Join(diag.WriteSARIF(jw, all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules()), jw.Flush())
 	case "github":
 		err = diag.WriteGitHub(io.out, all)
 	}
