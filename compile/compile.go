@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/open-policy-agent/opa/v1/ast"
 )
@@ -202,7 +203,7 @@ func MetaOf(data map[string]any) (*Meta, bool) {
 
 // meta is data.chock.meta: the compiled model in plain data.
 func meta(kind string, ls []*Layer, c *config.Config) Meta {
-	out := Meta{Kind: kind, MaxSegments: MaxSegments}
+	out := Meta{Kind: kind, MaxSegments: action.MaxSegments}
 	for _, l := range ls {
 		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
 			Default: l.Policy.Default.String(), DefaultSet: l.Policy.DefaultSet, Rules: []RuleMeta{}}

@@ -238,7 +238,7 @@ func TestMalformedInput(t *testing.T) {
 		map[string]any{"action": 7},
 		map[string]any{"action": "exec.path.gh", "phase": "later"},
 		map[string]any{"action": "exec.path.gh", "phase": 1},
-		map[string]any{"action": strings.Repeat("a.", MaxSegments) + "a"},
+		map[string]any{"action": strings.Repeat("a.", action.MaxSegments) + "a"},
 		"exec.path.gh",
 	} {
 		got := evalJSON(t, pq, in)

@@ -10,15 +10,11 @@ import (
 	"github.com/chockhq/chock/compile/config"
 )
 
-// MaxSegments is action.MaxSegments, the bound the compiled policy
-// decides within.
-const MaxSegments = action.MaxSegments
-
 // actionRE is the regular expression a well-formed action matches, in the
 // compiled policy's input checks.
 func actionRE() string {
 	c := action.SegmentClass()
-	return "`^" + c + "+(\\." + c + "+){0," + fmt.Sprint(MaxSegments-1) + "}$`"
+	return "`^" + c + "+(\\." + c + "+){0," + fmt.Sprint(action.MaxSegments-1) + "}$`"
 }
 
 // Layer is one policy layer as the compiler sees it.
@@ -109,7 +105,7 @@ func conditions(p action.Pattern) []string {
 		return []string{fmt.Sprintf("glob.match(%s, [\".\"], input.action)", quote(p.String()))}
 	}
 	var out []string
-	for n := len(segs); n <= MaxSegments; n++ {
+	for n := len(segs); n <= action.MaxSegments; n++ {
 		g := strings.Join(segs[:last], ".") + strings.Repeat(".*", n-last)
 		out = append(out, fmt.Sprintf("glob.match(%s, [\".\"], input.action)", quote(g)))
 	}
@@ -184,7 +180,7 @@ package chock
 import rego.v1
 
 max_segments := `)
-	fmt.Fprintf(&b, "%d\n\n", MaxSegments)
+	fmt.Fprintf(&b, "%d\n\n", action.MaxSegments)
 	b.WriteString(`decision_name := ["deny", "ask", "allow"]
 
 # Input checks. The happy path asks one rule, input_ok; the errors are
@@ -213,7 +209,7 @@ input_errors contains "input.action must be a string" if {
 	not is_string(in_action)
 }
 
-input_errors contains "input.action must be 1 to ` + fmt.Sprint(MaxSegments) + ` dot-separated non-empty segments without '*', white space, control or invisible characters" if {
+input_errors contains "input.action must be 1 to ` + fmt.Sprint(action.MaxSegments) + ` dot-separated non-empty segments without '*', white space, control or invisible characters" if {
 	is_string(in_action)
 	not regex.match(` + actionRE() + `, in_action)
 }

@@ -169,7 +169,11 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 		}
 		return exitOK
 	}
-	if err := safefile.Write(dest, buf.Bytes(), 0o644); err != nil {
+	err = safefile.Check(dest, isGzip, "a .tar.gz bundle")
+	if err == nil {
+		err = safefile.Write(dest, buf.Bytes(), 0o644)
+	}
+	if err != nil {
 		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
 		return exitFailed
 	}

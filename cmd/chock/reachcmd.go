@@ -52,7 +52,12 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 	text := reachHeader + strings.Join(lines, "\n") + "\n"
 	switch {
 	case *write != "":
-		if err := safefile.Write(*write, []byte(text), 0o644); err != nil {
+		ours := func(head []byte) bool { return strings.HasPrefix(string(head), reachHeader[:14]) }
+		err := safefile.Check(*write, ours, "a reach snapshot (its first line is \"# chock reach\")")
+		if err == nil {
+			err = safefile.Write(*write, []byte(text), 0o644)
+		}
+		if err != nil {
 			fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))
 			return exitFailed
 		}

@@ -9,6 +9,7 @@ package safefile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -164,4 +165,30 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// ErrNotOurs is wrapped by Check's refusal of a file that is not what the
+// command writes.
+var ErrNotOurs = errors.New("not a file chock wrote")
+
+// Check refuses to let a command replace a regular file that does not
+// look like its own output (ours says, from the file's first 512 bytes),
+// so a mistyped -o cannot replace the user's chock.zon. A file that is
+// not there, an empty one, a FIFO and a device pass.
+func Check(name string, ours func(head []byte) bool, what string) error {
+	target, fi, err := Resolve(name)
+	if err != nil || fi == nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return err
+	}
+	f, err := os.Open(target)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	if !ours(head[:n]) {
+		return fmt.Errorf("%s exists and is not %s, so it is not replaced; nothing written: %w", name, what, ErrNotOurs)
+	}
+	return nil
 }
