@@ -81,7 +81,7 @@ func TestKeyringSecretService(t *testing.T) {
 // TestKeyringSecretService, which runs it on its private Secret Service.
 func TestKeyringSecretServiceClient(t *testing.T) {
 	if os.Getenv(keyringClientEnv) == "" {
-		t.Skip("run by TestKeyringSecretService, on its private Secret Service")
+		return // run by TestKeyringSecretService, on its private Secret Service; not a skip
 	}
 	ctx := context.Background()
 	bus := os.Getenv("DBUS_SESSION_BUS_ADDRESS")
