@@ -77,7 +77,7 @@ func Excerpt(w io.Writer, text string, s Span) {
 	num := fmt.Sprint(s.Start.Line)
 	pad := strings.Repeat(" ", len(num))
 	col := min(max(s.Start.Col-1, 0), len(text))
-	end := col + 1
+	end := min(col+1, len(text))
 	if s.End.Line == s.Start.Line && s.End.Col > s.Start.Col+1 {
 		end = min(s.End.Col-1, len(text))
 	}

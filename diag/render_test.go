@@ -175,3 +175,16 @@ func TestExcerptUntrusted(t *testing.T) {
 		t.Errorf("long line:\n%s", b.String())
 	}
 }
+
+// TestExcerptAtLineEnd: a span at the end of its line (a file cut short)
+// or past it (a bundle's column for a changed file) puts the caret after
+// the last character, and never panics.
+func TestExcerptAtLineEnd(t *testing.T) {
+	for _, col := range []int{11, 12, 50} {
+		var b strings.Builder
+		Excerpt(&b, ".{ .x = 1,", Span{File: "f", Start: Pos{Line: 1, Col: col}, End: Pos{Line: 1, Col: col + 3}})
+		if want := "  1 | .{ .x = 1,\n    |           ^\n"; b.String() != want {
+			t.Errorf("col %d:\n%s", col, b.String())
+		}
+	}
+}

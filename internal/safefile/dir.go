@@ -1,18 +1,20 @@
 package safefile
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Marker is the file in a folder written by WriteDir that lists what it
@@ -67,17 +69,34 @@ func WriteDir(dir string, files map[string][]byte) error {
 	}
 	old, err := checkOwned(dir, real)
 	if err != nil {
+		w := &stager{dirs: created}
+		w.abort()
 		return err
 	}
-	w := &stager{root: real}
-	if created {
-		w.dirs = append(w.dirs, real)
-	}
+	w := &stager{root: real, dirs: created}
 	for _, name := range names {
 		if err := w.stage(name, files[name]); err != nil {
 			w.abort()
 			return err
 		}
+	}
+	// Before anything is renamed, the marker lists what the folder may
+	// hold until the write is done (the old files, the new ones and the
+	// staged ones), so a write cut short leaves a folder chock still owns.
+	during := map[string][]string{}
+	for name, sums := range old {
+		during[name] = append(during[name], sums...)
+	}
+	for _, name := range names {
+		during[name] = append(during[name], digest(files[name]))
+	}
+	for _, st := range w.temps {
+		rel, _ := filepath.Rel(real, st.tmp)
+		during[filepath.ToSlash(rel)] = []string{st.sum}
+	}
+	if err := writeMarker(real, during); err != nil {
+		w.abort()
+		return err
 	}
 	if err := w.commit(); err != nil {
 		return err
@@ -91,55 +110,119 @@ func WriteDir(dir string, files map[string][]byte) error {
 			removeEmptyParents(real, filepath.Dir(p))
 		}
 	}
+	final := map[string][]string{}
+	for _, name := range names {
+		final[name] = []string{digest(files[name])}
+	}
+	return writeMarker(real, final)
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// writeMarker writes the marker: one "sha256  path" line for each digest
+// a file may have.
+func writeMarker(real string, owned map[string][]string) error {
+	names := make([]string, 0, len(owned))
+	for name := range owned {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	var m bytes.Buffer
 	m.WriteString(markerHeader)
 	for _, name := range names {
-		sum := sha256.Sum256(files[name])
-		fmt.Fprintf(&m, "%s  %s\n", hex.EncodeToString(sum[:]), name)
+		for _, sum := range owned[name] {
+			fmt.Fprintf(&m, "%s  %s\n", sum, name)
+		}
 	}
 	return replace(filepath.Join(real, Marker), m.Bytes(), 0o644, nil)
 }
 
-// prepareDir resolves dir's symlinks, making it when it is not there.
-func prepareDir(dir string) (real string, created bool, err error) {
+// prepareDir resolves dir's symlinks, making it (and the folders above
+// it that are not there) when it is not there; created lists what it made.
+func prepareDir(dir string) (real string, created []string, err error) {
 	real, fi, err := Resolve(filepath.Clean(dir))
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
-	if fi == nil {
-		if err := os.MkdirAll(real, 0o755); err != nil {
-			return "", false, err
+	if fi != nil {
+		if !fi.IsDir() {
+			return "", nil, fmt.Errorf("%s exists and is not a folder", dir)
 		}
-		return real, true, nil
+		return real, nil, nil
 	}
-	if !fi.IsDir() {
-		return "", false, fmt.Errorf("%s exists and is not a folder", dir)
+	var missing []string
+	for d := real; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
 	}
-	return real, false, nil
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil {
+			(&stager{dirs: created}).abort()
+			return "", nil, err
+		}
+		created = append(created, missing[i])
+	}
+	return real, created, nil
+}
+
+// maxMarker bounds the marker file read back.
+const maxMarker = 1 << 20
+
+// readMarker reads the marker of real: a regular file (never followed
+// through a link, never a FIFO), at most maxMarker bytes. Each path may
+// have several digests (a write that was cut short).
+func readMarker(dir, real string) (map[string][]string, error) {
+	owned := map[string][]string{}
+	p := filepath.Join(real, Marker)
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return owned, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxMarker {
+		return nil, &ForeignError{Dir: dir, Path: Marker}
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMarker+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxMarker {
+		return nil, &ForeignError{Dir: dir, Path: Marker}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 || !fs.ValidPath(name) || name == Marker {
+			return nil, fmt.Errorf("%s: %s is not as chock writes it; nothing written", dir, Marker)
+		}
+		owned[name] = append(owned[name], sum)
+	}
+	return owned, nil
 }
 
 // checkOwned reads the marker of real and checks that everything in the
 // folder is a file it lists, unchanged. It returns the listed files.
-func checkOwned(dir, real string) (map[string]string, error) {
-	owned := map[string]string{}
-	b, err := os.ReadFile(filepath.Join(real, Marker))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+func checkOwned(dir, real string) (map[string][]string, error) {
+	owned, err := readMarker(dir, real)
+	if err != nil {
 		return nil, err
-	default:
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			sum, name, ok := strings.Cut(line, "  ")
-			if !ok || !fs.ValidPath(name) {
-				return nil, fmt.Errorf("%s: %s is not as chock writes it; nothing written", dir, Marker)
-			}
-			owned[name] = sum
-		}
 	}
 	parents := map[string]bool{}
 	for name := range owned {
@@ -162,15 +245,15 @@ func checkOwned(dir, real string) (map[string]string, error) {
 			}
 			return &ForeignError{Dir: dir, Path: rel + "/"}
 		}
-		sum, ok := owned[rel]
+		sums, ok := owned[rel]
 		if !ok || !d.Type().IsRegular() {
 			return &ForeignError{Dir: dir, Path: rel}
 		}
-		data, err := os.ReadFile(p)
+		data, err := readRegular(p)
 		if err != nil {
 			return err
 		}
-		if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != sum {
+		if !slices.Contains(sums, digest(data)) {
 			return &ForeignError{Dir: dir, Path: rel, Changed: true}
 		}
 		return nil
@@ -188,7 +271,7 @@ type stager struct {
 	temps []staged
 }
 
-type staged struct{ tmp, final string }
+type staged struct{ tmp, final, sum string }
 
 func (w *stager) stage(name string, data []byte) error {
 	final := filepath.Join(w.root, filepath.FromSlash(name))
@@ -199,7 +282,7 @@ func (w *stager) stage(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	w.temps = append(w.temps, staged{f.Name(), final})
+	w.temps = append(w.temps, staged{f.Name(), final, digest(data)})
 	if err := f.Chmod(0o644); err != nil {
 		f.Close()
 		return err
@@ -233,6 +316,16 @@ func (w *stager) mkdirs(dir string) error {
 	}
 	w.dirs = append(w.dirs, dir)
 	return nil
+}
+
+// readRegular reads a file WriteDir listed, never through a link.
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func (w *stager) abort() {

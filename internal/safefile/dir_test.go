@@ -1,10 +1,12 @@
 package safefile
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -108,5 +110,58 @@ func TestWriteDirFailureLeavesNothing(t *testing.T) {
 	}
 	if got := entries(t, parent); len(got) != 0 {
 		t.Errorf("left behind: %v", got)
+	}
+}
+
+// TestWriteDirMarkerNotAFile: a marker that is a FIFO, a link or huge is
+// refused at once (no hang, no read of /dev/zero).
+func TestWriteDirMarkerNotAFile(t *testing.T) {
+	for name, setup := range map[string]func(p string){
+		"fifo":    func(p string) { syscall.Mkfifo(p, 0o600) },
+		"symlink": func(p string) { os.Symlink("/dev/zero", p) },
+		"huge":    func(p string) { os.WriteFile(p, bytes.Repeat([]byte("#\n"), maxMarker), 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			setup(filepath.Join(dir, Marker))
+			err := WriteDir(dir, map[string][]byte{"a.rego": []byte("x")})
+			var fe *ForeignError
+			if !errors.As(err, &fe) || fe.Path != Marker {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
+
+// TestWriteDirAfterCutShort: a folder left by a write cut short between
+// its two markers (temporary files staged, some renamed) is still chock's:
+// the next write completes and removes the left-overs.
+func TestWriteDirAfterCutShort(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteDir(dir, map[string][]byte{"a.rego": []byte("old")}); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, ".b.rego.tmp123")
+	os.WriteFile(tmp, []byte("new b"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a.rego"), []byte("new a"), 0o644)
+	during := map[string][]string{"a.rego": {digest([]byte("old")), digest([]byte("new a"))}, ".b.rego.tmp123": {digest([]byte("new b"))}}
+	if err := writeMarker(dir, during); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDir(dir, map[string][]byte{"a.rego": []byte("new a"), "b.rego": []byte("new b")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, dir); !slices.Equal(got, []string{".chock-written", "a.rego", "b.rego"}) {
+		t.Errorf("folder holds %v", got)
+	}
+}
+
+// TestWriteDirRefusesDanglingLink: a rego folder that is a link to
+// nowhere is not made at the link's target.
+func TestWriteDirRefusesDanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	os.Symlink("../../somewhere/else", filepath.Join(dir, "rego"))
+	if err := WriteDir(filepath.Join(dir, "rego"), map[string][]byte{"a": []byte("x")}); !errors.Is(err, ErrDanglingLink) {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -23,14 +23,24 @@ const maxLinks = 40
 // does not write into: a directory, a socket.
 var ErrNotWritable = errors.New("not a file chock writes")
 
-// Resolve follows name's symlinks to the file a write lands in. The file
-// need not exist (a dangling symlink names the file it would create); fi
-// is nil then.
+// ErrDanglingLink is wrapped by a refusal to write through a symbolic
+// link whose target is not there: a link in a repository can point
+// anywhere (../.bash_aliases), and chock creates no file through one.
+var ErrDanglingLink = errors.New("a symbolic link to a file that is not there")
+
+// Resolve follows name's symlinks to the file a write lands in. A name
+// that is not there is returned as it is, with fi nil: a new file. A
+// symlink must lead to a file that exists: each link is read relative to
+// the real folder it is in (its own folder's links resolved first), and
+// one that leads nowhere is refused with ErrDanglingLink.
 func Resolve(name string) (target string, fi fs.FileInfo, err error) {
 	target = name
-	for range maxLinks {
+	for hop := 0; ; hop++ {
 		fi, err = os.Lstat(target)
 		if errors.Is(err, fs.ErrNotExist) {
+			if hop > 0 {
+				return "", nil, fmt.Errorf("%s is %w (%s); nothing written", name, ErrDanglingLink, target)
+			}
 			return target, nil, nil
 		}
 		if err != nil {
@@ -39,16 +49,22 @@ func Resolve(name string) (target string, fi fs.FileInfo, err error) {
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			return target, fi, nil
 		}
+		if hop == maxLinks {
+			return "", nil, fmt.Errorf("%s: more than %d symbolic links", name, maxLinks)
+		}
 		link, err := os.Readlink(target)
 		if err != nil {
 			return "", nil, err
 		}
 		if !filepath.IsAbs(link) {
-			link = filepath.Join(filepath.Dir(target), link)
+			dir, err := filepath.EvalSymlinks(filepath.Dir(target))
+			if err != nil {
+				return "", nil, err
+			}
+			link = filepath.Join(dir, link)
 		}
 		target = link
 	}
-	return "", nil, fmt.Errorf("%s: more than %d symbolic links", name, maxLinks)
 }
 
 // Write puts data in the file name: through a symlink to its target;

@@ -81,18 +81,38 @@ func TestWriteThroughSymlink(t *testing.T) {
 	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
 		t.Errorf("target mode %v, want 0600 kept", fi.Mode().Perm())
 	}
-	// a dangling link names the file it creates
-	os.Symlink("made", filepath.Join(dir, "dangling"))
-	if err := Write(filepath.Join(dir, "dangling"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
+	// a dangling link is refused: no file is made through a link
+	os.Symlink("../elsewhere/.bash_aliases", filepath.Join(dir, "dangling"))
+	if err := Write(filepath.Join(dir, "dangling"), []byte("x"), 0o644); !errors.Is(err, ErrDanglingLink) {
+		t.Fatalf("a write through a dangling link: %v", err)
 	}
-	if got := read(t, filepath.Join(dir, "made")); got != "x" {
-		t.Errorf("made holds %q", got)
+	if err := Check(filepath.Join(dir, "dangling"), func([]byte) bool { return true }, "x"); !errors.Is(err, ErrDanglingLink) {
+		t.Errorf("Check passed a dangling link: %v", err)
 	}
 	// a loop is an error, not a hang
 	os.Symlink("loop", filepath.Join(dir, "loop"))
 	if err := Write(filepath.Join(dir, "loop"), []byte("x"), 0o644); err == nil {
 		t.Error("a symlink loop was written")
+	}
+}
+
+// TestRelativeLinkInLinkedFolder: a relative link is read from the real
+// folder it is in, as the kernel reads it, not from the path's text.
+func TestRelativeLinkInLinkedFolder(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a", "victim"), []byte("a/victim"), 0o644)
+	os.WriteFile(filepath.Join(dir, "victim"), []byte("user file"), 0o644)
+	os.Symlink("a/b", filepath.Join(dir, "lnk"))
+	os.Symlink("../victim", filepath.Join(dir, "a", "b", "out"))
+	if err := Write(filepath.Join(dir, "lnk", "out"), []byte("written"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(dir, "a", "victim")); got != "written" {
+		t.Errorf("a/victim holds %q", got)
+	}
+	if got := read(t, filepath.Join(dir, "victim")); got != "user file" {
+		t.Errorf("the wrong file was written: victim holds %q", got)
 	}
 }
 
