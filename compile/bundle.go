@@ -4,10 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -68,8 +71,8 @@ func asymmetric(alg string) bool {
 func (k *Key) Check() error {
 	alg := k.alg()
 	if n, ok := hmacSize(alg); ok {
-		if bytes.Contains(k.Material, []byte("-----BEGIN")) {
-			return fmt.Errorf("%w: an %s secret must not be a PEM key: anybody who has a public key could sign with it; use RS256, PS256 or ES256 for a key pair", ErrBadKey, alg)
+		if what := keyLike(k.Material); what != "" {
+			return fmt.Errorf("%w: an %s secret must not be a key (this one reads as %s): anybody who has a public key could sign with it; use RS256, PS256 or ES256 for a key pair", ErrBadKey, alg, what)
 		}
 		if len(k.Material) < n {
 			return fmt.Errorf("%w: an %s secret must be at least %d bytes (RFC 7518), this one is %d", ErrBadKey, alg, n, len(k.Material))
@@ -81,6 +84,78 @@ func (k *Key) Check() error {
 	}
 	if !bytes.Contains(k.Material, []byte("-----BEGIN")) {
 		return fmt.Errorf("%w: a %s key is a PEM file (-----BEGIN ...)", ErrBadKey, alg)
+	}
+	return nil
+}
+
+// keyLike says what key b reads as, or "": a PEM block, DER of a public
+// or private key or certificate, the same base64-encoded, an OpenSSH
+// public key line, a JWK. An HMAC secret must be none of these.
+func keyLike(b []byte) string {
+	t := bytes.TrimSpace(b)
+	switch {
+	case bytes.Contains(t, []byte("-----BEGIN")):
+		return "a PEM key"
+	case bytes.HasPrefix(t, []byte("ssh-")), bytes.HasPrefix(t, []byte("ecdsa-sha2-")), bytes.HasPrefix(t, []byte("sk-")):
+		return "an OpenSSH public key"
+	case len(t) > 0 && t[0] == '{' && bytes.Contains(t, []byte(`"kty"`)):
+		return "a JSON Web Key"
+	}
+	if derKey(t) {
+		return "a DER-encoded key"
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(string(bytes.Join(bytes.Fields(t), nil))); err == nil && derKey(d) {
+			return "a base64-encoded DER key"
+		}
+	}
+	return ""
+}
+
+func derKey(d []byte) bool {
+	if _, err := x509.ParsePKIXPublicKey(d); err == nil {
+		return true
+	}
+	if _, err := x509.ParsePKCS1PublicKey(d); err == nil {
+		return true
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(d); err == nil {
+		return true
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(d); err == nil {
+		return true
+	}
+	if _, err := x509.ParseECPrivateKey(d); err == nil {
+		return true
+	}
+	_, err := x509.ParseCertificate(d)
+	return err == nil
+}
+
+// sign signs b with k. OPA's signer takes a key as text or as a file
+// name, and tries the text as a file name first (echoing it in a stat
+// error); it is given a private temporary file instead, so the key is
+// never taken for a name nor shown.
+func (k *Key) sign(b *bundle.Bundle) error {
+	f, err := os.CreateTemp("", "chock-key-*")
+	if err != nil {
+		return fmt.Errorf("signing the bundle: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("signing the bundle: %w", err)
+	}
+	_, err = f.Write(k.Material)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("signing the bundle: %w", err)
+	}
+	sc := bundle.NewSigningConfig(f.Name(), k.alg(), "")
+	if err := b.GenerateSignature(sc, k.id(), false); err != nil {
+		return fmt.Errorf("signing the bundle: %w", err)
 	}
 	return nil
 }
@@ -137,9 +212,8 @@ func (o *Output) Bundle(key *Key) (*bundle.Bundle, error) {
 		if err := key.Check(); err != nil {
 			return nil, err
 		}
-		sc := bundle.NewSigningConfig(string(key.Material), key.alg(), "")
-		if err := b.GenerateSignature(sc, key.id(), false); err != nil {
-			return nil, fmt.Errorf("signing the bundle: %w", err)
+		if err := key.sign(b); err != nil {
+			return nil, err
 		}
 	}
 	return b, nil

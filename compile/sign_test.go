@@ -7,13 +7,17 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chockhq/chock/compile/config"
+	"github.com/open-policy-agent/opa/v1/bundle"
 )
 
 func rsaKeys(t *testing.T) (priv, pub []byte) {
@@ -182,8 +186,12 @@ func TestKeyCheck(t *testing.T) {
 		key  Key
 		want string
 	}{
-		{"public key as HS256 secret", Key{Material: pub, Alg: "HS256"}, "must not be a PEM key"},
-		{"private key as HS512 secret", Key{Material: priv, Alg: "HS512"}, "must not be a PEM key"},
+		{"public key as HS256 secret", Key{Material: pub, Alg: "HS256"}, "must not be a key (this one reads as a PEM key)"},
+		{"private key as HS512 secret", Key{Material: priv, Alg: "HS512"}, "must not be a key (this one reads as a PEM key)"},
+		{"DER public key as HS256 secret", Key{Material: derOf(t, pub), Alg: "HS256"}, "reads as a DER-encoded key"},
+		{"base64 DER public key as HS256 secret", Key{Material: []byte(base64.StdEncoding.EncodeToString(derOf(t, pub))), Alg: "HS256"}, "reads as a base64-encoded DER key"},
+		{"OpenSSH key line as HS256 secret", Key{Material: []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBEVp0Ukz7KP3mS0qnBK0tqqS5k0i6Yr1t3S3Nh8bXzz user@host"), Alg: "HS256"}, "reads as an OpenSSH public key"},
+		{"JWK as HS256 secret", Key{Material: []byte(`{"kty":"RSA","n":"0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W","e":"AQAB"}`), Alg: "HS256"}, "reads as a JSON Web Key"},
 		{"short HS256 secret", Key{Material: []byte("s3kr1t-x"), Alg: "HS256"}, "at least 32 bytes"},
 		{"short HS384 secret", Key{Material: bytes.Repeat([]byte("k"), 40), Alg: "HS384"}, "at least 48 bytes"},
 		{"RS256 with a secret", Key{Material: bytes.Repeat([]byte("k"), 40), Alg: "RS256"}, "is a PEM file"},
@@ -206,5 +214,44 @@ func TestKeyCheck(t *testing.T) {
 				t.Errorf("signing with it: %v", err)
 			}
 		})
+	}
+}
+
+// derOf is the DER inside a PEM block.
+func derOf(t *testing.T, p []byte) []byte {
+	t.Helper()
+	b, _ := pem.Decode(p)
+	if b == nil {
+		t.Fatal("no PEM block")
+	}
+	return b.Bytes
+}
+
+// TestSigningKeyNeverShown: a key OPA's signer cannot use is reported
+// without its bytes, and a secret is never taken for a file name.
+func TestSigningKeyNeverShown(t *testing.T) {
+	secret := []byte("TOPSECRET-hmac-key-material-0123456789\x00abc")
+	c, _ := config.Load("chock.zon", []byte(".{}"))
+	out, _ := Compile(Input{Config: c})
+	if _, err := out.Bundle(&Key{Material: secret, Alg: "HS256"}); err != nil && bytes.Contains([]byte(err.Error()), []byte("TOPSECRET")) {
+		t.Fatalf("the key is in the error: %v", err)
+	}
+	// A secret that names an existing file signs with the secret itself.
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a-file-named-like-the-secret-0123456789")
+	os.WriteFile(name, []byte("the file's contents, not the secret, 32+ bytes long"), 0o600)
+	k := &Key{Material: []byte(name), Alg: "HS256"}
+	b, err := out.Bundle(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	bundle.NewWriter(&buf).Write(*b)
+	if _, err := ReadBundle(&buf, ReadOptions{Verify: k}); err != nil {
+		t.Fatalf("the bundle was not signed with the secret: %v", err)
+	}
+	big := &Key{Material: bytes.Repeat([]byte("k"), 8192), Alg: "HS256"}
+	if _, err := out.Bundle(big); err != nil {
+		t.Fatalf("an 8 KiB secret: %v", err)
 	}
 }

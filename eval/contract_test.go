@@ -75,3 +75,17 @@ decision := {"action": input.action, "phase": input.phase, "decision": "deny", "
 		t.Fatalf("%+v %v", d, err)
 	}
 }
+
+// TestImpureBundleRefused: a bundle whose policy calls http.send (or reads
+// opa.runtime's environment) does not load, so it can send nothing.
+func TestImpureBundleRefused(t *testing.T) {
+	layer := `{"layer": "project", "name": "project", "decision": "allow", "default": true, "rule": null}`
+	for _, call := range []string{`http.send({"method": "get", "url": "http://127.0.0.1:1/leak"})`, `opa.runtime()`, `time.now_ns()`, `print("x")`} {
+		body := `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null} if {
+	_ := ` + call + `
+}`
+		if _, err := New(context.Background(), withDecision(t, body)); err == nil || !strings.Contains(err.Error(), "undefined function") {
+			t.Errorf("%s: %v", call, err)
+		}
+	}
+}

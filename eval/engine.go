@@ -102,12 +102,13 @@ func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
 		return nil, ErrNotChockBundle
 	}
 	p := &prepared{revision: b.Manifest.Revision, meta: *m}
+	caps := pure()
 	var err error
-	p.decide, err = rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(ctx)
+	p.decide, err = rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b), rego.Capabilities(caps)).PrepareForEval(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the decision query: %w", err)
 	}
-	p.secrets, err = rego.New(rego.Query("data.chock.secrets"), rego.ParsedBundle("chock", b)).PrepareForEval(ctx)
+	p.secrets, err = rego.New(rego.Query("data.chock.secrets"), rego.ParsedBundle("chock", b), rego.Capabilities(caps)).PrepareForEval(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the secrets query: %w", err)
 	}
@@ -115,6 +116,26 @@ func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// pure is OPA's capabilities without a built-in function that reaches
+// outside the evaluation or depends on more than its arguments
+// (http.send, net.lookup_ip_addr, opa.runtime, time, randomness) or
+// writes anywhere (print, trace). A decision is a function of the bundle
+// and the input alone: that is what lets decisions be cached, and a
+// bundle from elsewhere cannot make chock send a request or read its
+// environment. Such a bundle does not load ("undefined function").
+func pure() *ast.Capabilities {
+	c := ast.CapabilitiesForThisVersion()
+	keep := make([]*ast.Builtin, 0, len(c.Builtins))
+	for _, b := range c.Builtins {
+		if b.Nondeterministic || b.Name == "print" || b.Name == "internal.print" || b.Name == "trace" {
+			continue
+		}
+		keep = append(keep, b)
+	}
+	c.Builtins = keep
+	return c
 }
 
 // probeAction is an action no policy names, asked once when a bundle is

@@ -147,7 +147,7 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 		if dest == "" {
 			dest = "rego"
 		}
-		if err := res.WriteRego(dest); err != nil {
+		if err := io.aborts.critical(func() error { return res.WriteRego(dest) }); err != nil {
 			fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
 			return exitFailed
 		}
@@ -171,7 +171,7 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 	}
 	err = safefile.Check(dest, isGzip, "a .tar.gz bundle")
 	if err == nil {
-		err = safefile.Write(dest, buf.Bytes(), 0o644)
+		err = io.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
 	}
 	if err != nil {
 		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))

@@ -57,7 +57,7 @@ func runFmt(ctx context.Context, args []string, io stdio) int {
 			if bytes.Equal(out, src) {
 				continue
 			}
-			if err := safefile.Write(name, out, 0o644); err != nil {
+			if err := io.aborts.critical(func() error { return safefile.Write(name, out, 0o644) }); err != nil {
 				fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
 				code = max(code, exitFailed)
 			}

@@ -55,7 +55,7 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 		ours := func(head []byte) bool { return strings.HasPrefix(string(head), reachHeader[:14]) }
 		err := safefile.Check(*write, ours, "a reach snapshot (its first line is \"# chock reach\")")
 		if err == nil {
-			err = safefile.Write(*write, []byte(text), 0o644)
+			err = io.aborts.critical(func() error { return safefile.Write(*write, []byte(text), 0o644) })
 		}
 		if err != nil {
 			fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))

@@ -99,7 +99,7 @@ func runLogin(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "chock login: the value of %s is shorter than 4 bytes, too short to redact; nothing stored\n", *name)
 		return exitFailed
 	}
-	if err := st.Set(ctx, *name, string(value)); err != nil {
+	if err := io.aborts.critical(func() error { return st.Set(ctx, *name, string(value)) }); err != nil {
 		fmt.Fprintf(io.err, "chock login: %s\n", oneLine(err.Error()))
 		return exitFailed
 	}
@@ -135,7 +135,7 @@ func runLogout(ctx context.Context, args []string, io stdio) int {
 	if !ok {
 		return exitFailed
 	}
-	if err := st.Delete(ctx, *name); err != nil {
+	if err := io.aborts.critical(func() error { return st.Delete(ctx, *name) }); err != nil {
 		fmt.Fprintf(io.err, "chock logout: %s\n", oneLine(err.Error()))
 		return exitFailed
 	}

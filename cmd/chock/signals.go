@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
@@ -29,6 +31,8 @@ func signalName(s syscall.Signal) string {
 		return "SIGTERM"
 	case syscall.SIGHUP:
 		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "a closed output pipe (SIGPIPE)"
 	}
 	return s.String()
 }
@@ -38,10 +42,14 @@ func signalName(s syscall.Signal) string {
 func exitCodeFor(s syscall.Signal) int { return 128 + int(s) }
 
 // aborts are what must happen before chock exits at once: a session's
-// Abort. A command registers them; nil is a valid, empty list.
+// Abort. A command that can stop gracefully (a session) registers one; a
+// command that has none is stopped by the first signal, once no write of
+// its own is half done (critical). nil is a valid, empty list.
 type aborts struct {
 	mu  sync.Mutex
 	fns []func()
+	// writing is held by a write that must not be cut short.
+	writing sync.RWMutex
 }
 
 func (a *aborts) add(f func()) {
@@ -51,6 +59,13 @@ func (a *aborts) add(f func()) {
 	a.mu.Lock()
 	a.fns = append(a.fns, f)
 	a.mu.Unlock()
+}
+
+// graceful says whether something registered a graceful stop.
+func (a *aborts) graceful() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.fns) > 0
 }
 
 func (a *aborts) run() {
@@ -64,35 +79,96 @@ func (a *aborts) run() {
 	}
 }
 
+// critical runs f, a write of the command's output, so that a signal
+// exits only before or after it: never with a temporary file left.
+func (a *aborts) critical(f func() error) error {
+	if a == nil {
+		return f()
+	}
+	a.writing.RLock()
+	defer a.writing.RUnlock()
+	return f()
+}
+
+// pipeWatch reports a write to a closed pipe (chock run | head): the
+// reader is gone, and that stops chock as SIGPIPE would, gracefully.
+type pipeWatch struct {
+	w     io.Writer
+	onErr func()
+}
+
+func (p pipeWatch) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.onErr()
+	}
+	return n, err
+}
+
+// stopper carries out the stop signals of one run.
+type stopper struct {
+	ab     *aborts
+	cancel context.CancelCauseFunc
+	errw   io.Writer
+	first  atomic.Int32
+}
+
+// stop acts on signal sig: the first stops the command (a session
+// gracefully, through its context; anything else at once), a second exits
+// at once after the aborts. A closed output pipe (SIGPIPE) only ever
+// stops, never counts as the second.
+func (st *stopper) stop(sig syscall.Signal) {
+	if !st.first.CompareAndSwap(0, int32(sig)) {
+		if sig == syscall.SIGPIPE {
+			return // more writes to the closed pipe while stopping
+		}
+		st.ab.run()
+		fmt.Fprintf(st.errw, "chock: %s again: calls killed, secret files deleted, exiting now\n", signalName(sig))
+		os.Exit(exitCodeFor(syscall.Signal(st.first.Load())))
+	}
+	if !st.ab.graceful() {
+		st.ab.writing.Lock() // a write under way finishes first
+		os.Exit(exitCodeFor(sig))
+	}
+	if sig != syscall.SIGPIPE {
+		fmt.Fprintf(st.errw, "chock: %s: stopping; a second signal exits at once\n", signalName(sig))
+	}
+	st.cancel(signalError{sig})
+}
+
 // runWithSignals runs a command as the chock process does: under the stop
 // signals. It returns the exit code: the command's own, or 128+n when a
 // signal stopped it.
 func runWithSignals(args []string, io stdio) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	io.aborts = &aborts{}
-	sigs := make(chan os.Signal, 2)
+	st := &stopper{ab: &aborts{}, cancel: cancel, errw: io.err}
+	io.aborts = st.ab
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stopSignals...)
+	// With SIGPIPE notified, a write to a closed pipe fails with EPIPE
+	// instead of killing chock; a closed stdout or stderr then stops it
+	// (pipeWatch), and any other pipe (an MCP server's) is its writer's
+	// business.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(sigs)
-	var first atomic.Int32
+	defer signal.Stop(pipes)
 	go func() {
-		s, ok := (<-sigs).(syscall.Signal)
-		if !ok {
-			return
+		for range pipes {
 		}
-		first.Store(int32(s))
-		fmt.Fprintf(io.err, "chock: %s: stopping; a second signal exits at once\n", signalName(s))
-		cancel(signalError{s})
-		s2, ok := (<-sigs).(syscall.Signal)
-		if !ok {
-			return
-		}
-		io.aborts.run()
-		fmt.Fprintf(io.err, "chock: %s again: calls killed, secret files deleted, exiting now\n", signalName(s2))
-		os.Exit(exitCodeFor(s))
 	}()
+	go func() {
+		for s := range sigs {
+			if sig, ok := s.(syscall.Signal); ok {
+				st.stop(sig)
+			}
+		}
+	}()
+	closed := func() { st.stop(syscall.SIGPIPE) }
+	io.out, io.err = pipeWatch{io.out, closed}, pipeWatch{io.err, closed}
 	code := run(ctx, args, io)
-	if s := first.Load(); s != 0 {
+	if s := st.first.Load(); s != 0 {
 		return exitCodeFor(syscall.Signal(s))
 	}
 	return code

@@ -265,3 +265,84 @@ func TestSecondSignal(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalStopsAnyCommand: a command with no session to stop (zon json
+// blocked reading a FIFO) exits at the first signal, 128+n.
+func TestSignalStopsAnyCommand(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "in.zon")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "zon", "json", fifo)
+	cmd.Env = append(os.Environ(), asChockEnv+"=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once chock has it open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 143 {
+		t.Fatalf("exit code %d (%v), want 143", code, cmd.ProcessState)
+	}
+}
+
+// TestClosedOutputPipe: chock run | head -n1. The reader goes away; the
+// session stops as on a signal (the background command killed, session.end
+// with the reason, no further call) and chock exits 141.
+func TestClosedOutputPipe(t *testing.T) {
+	root := t.TempDir()
+	state := filepath.Join(root, "state")
+	conf := ".{ .policy = .{ .allow = .{ \"exec.path.sh\", \"exec.path.sleep\" } } }\n"
+	os.WriteFile(filepath.Join(root, "chock.zon"), []byte(conf), 0o644)
+	script := `{"tool":"exec","argv":["sleep","321"],"background":true}
+{"tool":"exec","argv":["sh","-c","sleep 2; echo second"]}
+{"tool":"exec","argv":["sh","-c","echo third call ran > ` + root + `/third"]}
+`
+	os.WriteFile(filepath.Join(root, "s.jsonl"), []byte(script), 0o644)
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "run", "--ask", "deny", "--script", "s.jsonl")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), asChockEnv+"=1", "CHOCK_STATE_DIR="+state)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "[1] exec sleep 321") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	out.Close() // head -n1 is done
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 141 {
+		t.Fatalf("exit code %d (%v), want 141", code, cmd.ProcessState)
+	}
+	if _, err := os.Stat(filepath.Join(root, "third")); err == nil {
+		t.Error("the call after the closed pipe ran")
+	}
+	ss := &signalSession{t: t, state: state}
+	evs := ss.events()
+	last := evs[len(evs)-1]
+	if last["kind"] != "session.end" || last["reason"] != "interrupted by a closed output pipe (SIGPIPE)" {
+		t.Errorf("last event %v", last)
+	}
+	for _, ev := range evs {
+		if ev["kind"] == "tool.result" && ev["background"] == true {
+			if pid, ok := ev["pid"].(float64); ok && !gone(int(pid)) {
+				t.Errorf("the background command %v outlived the session", pid)
+			}
+		}
+	}
+	if b, _ := exec.Command("pgrep", "-f", "sleep 321").Output(); len(b) > 0 {
+		t.Errorf("sleep 321 still runs: %s", b)
+	}
+}
