@@ -15,6 +15,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/safetext"
+	"github.com/mtibben/confusables"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/redact"
@@ -34,10 +35,12 @@ var OwnTools = []string{"exec", "fetch_url", "read_file", "write_file", "list_fi
 
 // lookalike says why a server declaring a tool of this name is kept out:
 // the name holds an invisible format or control character (a zero-width
-// space, a bidi control), which can make one name read as another, or it
-// reads as one of OwnTools once Unicode compatibility forms and case are
-// folded (NFKC, full case folding: "ｅｘｅｃ", "EXEC", "ﬁle"…). "" when
-// the name is fine.
+// space, a bidi control, a variation selector), which can make one name
+// read as another, or it reads as one of OwnTools once Unicode
+// compatibility forms and case are folded (NFKC, full case folding:
+// "ｅｘｅｃ", "EXEC") and confusable letters are mapped to the ones they
+// look like (UTS #39 skeletons: Cyrillic "ехес"). "" when the name is
+// fine.
 func lookalike(name string) string {
 	for _, r := range name {
 		if safetext.Hidden(r) || safetext.Control(r) || r == utf8.RuneError {
@@ -46,11 +49,12 @@ func lookalike(name string) string {
 		}
 	}
 	folded := cases.Fold().String(norm.NFKC.String(name))
+	skeleton := confusables.Skeleton(folded)
 	for _, own := range OwnTools {
-		if folded == own {
-			if name == own {
-				return fmt.Sprintf("it declares a tool named %q, which is one of Chock's own, so the whole server is kept out", name)
-			}
+		switch {
+		case name == own:
+			return fmt.Sprintf("it declares a tool named %q, which is one of Chock's own, so the whole server is kept out", name)
+		case folded == own, skeleton == confusables.Skeleton(own):
 			return fmt.Sprintf("it declares a tool named %s, which reads as %q, one of Chock's own, so the whole server is kept out",
 				safetext.Line(strconv.Quote(name)), own)
 		}

@@ -130,6 +130,12 @@ func TestServersDropped(t *testing.T) {
 		{"own tool name in full width", "ｅｘｅｃ", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "ｅｘｅｃ", which reads as "exec"`},
 		{"own tool name in full width capitals", "ＷＲＩＴＥ＿ＦＩＬＥ", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `which reads as "write_file"`},
 		{"own tool name with a zero-width space", "exec\u200b", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "exec\u200b", which holds the invisible character U+200B`},
+		{"own tool name in Cyrillic letters", "ехес", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `tool named "ехес", which reads as "exec"`},
+		{"own tool name in mixed scripts", "rеad_filе", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `which reads as "read_file"`},
+		{"own tool name with a soft hyphen", "ex\u00adec", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `invisible character U+00AD`},
+		{"own tool name with a variation selector", "exec\ufe0f", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `invisible character U+FE0F`},
+		{"own tool name with a tag character", "exec\U000E0041", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `invisible character U+E0041`},
+		{"a Hangul filler", "exec\u3164", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `invisible character U+3164`},
 		{"a bidi override", "ls\u202e", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `invisible character U+202E`},
 		{"tool name no action can hold", "a*b", `.allow = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", `cannot be a policy action`},
 		{"secret asked", "", `.ask = .{ "secret.use.GITHUB_TOKEN" }`, "GITHUB_TOKEN", "reads as refused"},
@@ -328,4 +334,14 @@ func BenchmarkMCPCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestLookalikeLeavesOthersAlone: names that only resemble Chock's own in
+// part, or are not Latin at all, keep their server.
+func TestLookalikeLeavesOthersAlone(t *testing.T) {
+	for _, name := range []string{"execute", "exec_sql", "echo", "read_files", "list_file", "fetch", "search", "café", "検索", "get-env", "fetch_urls"} {
+		if why := lookalike(name); why != "" {
+			t.Errorf("%q: %s", name, why)
+		}
+	}
 }

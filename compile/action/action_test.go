@@ -270,6 +270,9 @@ func TestSegmentClass(t *testing.T) {
 	for r := rune(0); r < 0x3000; r++ {
 		inputs = append(inputs, "x"+string(r))
 	}
+	for _, r := range []rune{0xfe0f, 0xfeff, 0xffa0, 0xe0001, 0xe0041, 0xe01ef, 0x1d173, 0x10ffff} {
+		inputs = append(inputs, "x"+string(r))
+	}
 	for _, in := range inputs {
 		_, err := ParseAction(in)
 		if (err == nil) != re.MatchString(in) {

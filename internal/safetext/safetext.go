@@ -11,32 +11,45 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// HiddenRanges are the format characters that change how the text around
-// them reads without showing themselves, as inclusive ranges: the Arabic
-// letter mark, the Mongolian vowel separator, zero-width space, joiners
-// and marks, bidi embeddings, overrides and isolates, invisible
-// operators, the byte order mark.
-func HiddenRanges() [][2]rune {
-	return [][2]rune{{0x061c, 0x061c}, {0x180e, 0x180e}, {0x200b, 0x200f}, {0x202a, 0x202e},
-		{0x2060, 0x2064}, {0x2066, 0x2069}, {0xfeff, 0xfeff}}
+// Hidden reports whether r changes how the text around it reads without
+// showing itself: a format character (Unicode category Cf: bidi controls,
+// zero-width characters, the soft hyphen, tags, U+FEFF), a default
+// ignorable code point (variation selectors, the combining grapheme
+// joiner, Hangul fillers), or a line or paragraph separator.
+func Hidden(r rune) bool {
+	if r < 0xad {
+		return false
+	}
+	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector, unicode.Zl, unicode.Zp)
 }
 
-// Hidden reports whether r is one of HiddenRanges.
-func Hidden(r rune) bool {
-	switch {
-	case r < 0x061c || r > 0xfeff:
-		return false
-	case r == 0x061c, r == 0x180e, r == 0xfeff:
-		return true
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069:
-		return true
+// hiddenRanges is Hidden as inclusive ranges, worked out once.
+var hiddenRanges = sync.OnceValue(func() [][2]rune {
+	var out [][2]rune
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !Hidden(r) {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1][1] == r-1 {
+			out[n-1][1] = r
+		} else {
+			out = append(out, [2]rune{r, r})
+		}
 	}
-	return false
-}
+	return out
+})
+
+// HiddenRanges are the runes Hidden reports, as inclusive ranges (for a
+// character class in another language, such as the compiled policy's).
+func HiddenRanges() [][2]rune { return slices.Clone(hiddenRanges()) }
 
 // Control reports whether r is a control character: C0, DEL or C1.
 func Control(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
@@ -107,10 +120,15 @@ func appendEscaped(b builder, s string, m mode) {
 			}
 		case !needs(r, n, m):
 			b.WriteString(s[i : i+n])
+		case m == jsn && r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			b.WriteString(fmt.Sprintf(`\u%04x\u%04x`, r1, r2))
 		case m == jsn:
 			b.WriteString(fmt.Sprintf(`\u%04x`, r))
 		case Control(r):
 			b.WriteString(fmt.Sprintf(`\x%02x`, r))
+		case r > 0xffff:
+			b.WriteString(fmt.Sprintf(`\U%08x`, r))
 		default:
 			b.WriteString(fmt.Sprintf(`\u%04x`, r))
 		}

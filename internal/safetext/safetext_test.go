@@ -18,6 +18,7 @@ func TestLineAndText(t *testing.T) {
 		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`, `bad \xff\xfe utf8`},
 		{"rlo \u202eevil", `rlo \u202eevil`, `rlo \u202eevil`},
 		{"zw\u200bsp \ufeff", `zw\u200bsp \ufeff`, `zw\u200bsp \ufeff`},
+		{"ex\u00adec ex\u034fec \U000E0041 \ufe0f \u3164 \u2028 \u2029", `ex\u00adec ex\u034fec \U000e0041 \ufe0f \u3164 \u2028 \u2029`, `ex\u00adec ex\u034fec \U000e0041 \ufe0f \u3164 \u2028 \u2029`},
 		{"cut \xe2\x80", `cut \xe2\x80`, `cut \xe2\x80`},
 	} {
 		if got := Line(c.in); got != c.line {
@@ -32,7 +33,7 @@ func TestLineAndText(t *testing.T) {
 // TestJSON: the escaped JSON reads back as the same value, and holds no
 // byte a terminal acts on.
 func TestJSON(t *testing.T) {
-	v := map[string]string{"a": "\x1b[31m\u009b\x7f\u202e\u200b x\ttab\nline"}
+	v := map[string]string{"a": "\x1b[31m\u009b\x7f\u202e\u200b \U000E0041\u2028 x\ttab\nline"}
 	b, _ := json.Marshal(v)
 	out := JSON(b)
 	var back map[string]string
