@@ -13,6 +13,7 @@ import (
 
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // Exit codes shared by every command.
@@ -184,12 +185,36 @@ func readAllLimited(r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// displayName is how a file is named in messages ("-" reads as <stdin>).
+// displayName is how a file is named in messages and positions ("-"
+// reads as <stdin>), shown on one line through the printer: a file name
+// is untrusted text too (a repository can hold "x\nchock: all files
+// formatted.zon").
 func displayName(name string) string {
 	if name == "-" {
 		return "<stdin>"
 	}
-	return name
+	return safetext.Line(name)
+}
+
+// stdoutFile is where a command writes a file's bytes as they are (a
+// bundle, a formatted file): stdout itself, unless stdout is a terminal,
+// where they go through the printer like any other text.
+func stdoutFile(io stdio) io.Writer {
+	if isTerminalWriter(io.raw) {
+		return io.out
+	}
+	return io.raw
+}
+
+// isTerminalWriter says whether w is, under its wrappers, a terminal.
+func isTerminalWriter(w io.Writer) bool {
+	switch x := w.(type) {
+	case pipeWatch:
+		return isTerminalWriter(x.w)
+	case *os.File:
+		return term.IsTerminal(int(x.Fd()))
+	}
+	return false
 }
 
 // oneLine keeps an error message on one line.

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goio "io"
 	"os"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/internal/safefile"
+	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/pflag"
 )
 
@@ -67,6 +69,17 @@ func readKey(path, alg, id, what string) (*compile.Key, error) {
 		return nil, fmt.Errorf("the %s %s: %w", what, path, err)
 	}
 	return k, nil
+}
+
+// isChockBundle says whether r holds a bundle chock compiled (signed or
+// not): the only kind of file -o replaces.
+func isChockBundle(r goio.Reader) bool {
+	b, err := compile.ReadBundle(r, compile.ReadOptions{SkipVerify: true})
+	if err != nil {
+		return false
+	}
+	_, ok := compile.MetaOf(b.Data)
+	return ok
 }
 
 // runCompile implements `chock compile`.
@@ -151,7 +164,7 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 			fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
 			return exitFailed
 		}
-		fmt.Fprintf(io.err, "wrote %s/ (revision %s)\n", dest, res.Revision[:16])
+		fmt.Fprintf(io.err, "wrote %s/ (revision %s)\n", safetext.Line(dest), res.Revision[:16])
 		return exitOK
 	}
 	if dest == "" {
@@ -163,13 +176,13 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 		return exitFailed
 	}
 	if dest == "-" {
-		if _, err := io.raw.Write(buf.Bytes()); err != nil {
+		if _, err := stdoutFile(io).Write(buf.Bytes()); err != nil {
 			fmt.Fprintf(io.err, "chock compile: %v\n", err)
 			return exitFailed
 		}
 		return exitOK
 	}
-	err = safefile.Check(dest, isGzip, "a .tar.gz bundle")
+	err = safefile.Check(dest, isChockBundle, "a bundle chock compiled")
 	if err == nil {
 		err = io.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
 	}
@@ -181,6 +194,6 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 	if sign != nil {
 		signed = ", signed"
 	}
-	fmt.Fprintf(io.err, "wrote %s (%s bundle, revision %s%s)\n", dest, res.Kind, res.Revision[:16], signed)
+	fmt.Fprintf(io.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
 	return exitOK
 }

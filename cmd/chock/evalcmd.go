@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/action"
@@ -71,14 +75,11 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
 			fmt.Fprintf(io.err, "chock: %s: %s\n", p.bundle, oneLine(err.Error()))
 			return nil, exitFailed, false
 		}
-		// The sources named in the bundle, where they are at hand, give excerpts.
-		src := diag.Sources{}
-		for _, l := range e.Meta().Layers {
-			if b, err := os.ReadFile(l.File); err == nil {
-				src[l.File] = b
-			}
+		if k := e.Meta().Kind; k != "project" {
+			fmt.Fprintf(io.err, "chock: %s is an %s bundle; an org bundle is a ceiling, given with --org to compile or eval --config\n", displayName(p.bundle), safetext.Line(k))
+			return nil, exitFailed, false
 		}
-		return &policy{engine: e, sources: src}, exitOK, true
+		return &policy{engine: e, sources: bundleSources(e.Meta())}, exitOK, true
 	}
 	l, code, ok := load([]string{p.config}, p.orgs, ro, io)
 	if !ok {
@@ -122,6 +123,43 @@ func checkActions(name string, actions []string, io stdio) bool {
 		}
 	}
 	return true
+}
+
+// bundleSources reads the source files a bundle names, for excerpts:
+// only a relative path below this folder with no "..", a regular file
+// reached without a link, of at most maxInput bytes. A bundle from
+// elsewhere names what it likes (/home/me/.env), and an excerpt prints
+// the file's lines.
+func bundleSources(m eval.Meta) diag.Sources {
+	src := diag.Sources{}
+	for _, l := range m.Layers {
+		name := l.File
+		if name == "" || !filepath.IsLocal(name) || filepath.Clean(name) != name {
+			continue
+		}
+		f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err == nil && fi.Mode().IsRegular() && fi.Size() <= maxInput && !linkedDir(name) {
+			if b, err := io.ReadAll(f); err == nil {
+				src[name] = b
+			}
+		}
+		f.Close()
+	}
+	return src
+}
+
+// linkedDir says whether a folder on the way to name is a symlink.
+func linkedDir(name string) bool {
+	for d := filepath.Dir(name); d != "."; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func parsePhase(s string, io stdio) (config.Phase, bool) {

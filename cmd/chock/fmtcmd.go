@@ -62,7 +62,7 @@ func runFmt(ctx context.Context, args []string, io stdio) int {
 				code = max(code, exitFailed)
 			}
 		default:
-			io.raw.Write(out) // the file itself, byte for byte
+			stdoutFile(io).Write(out) // the file itself, byte for byte, unless shown on a terminal
 		}
 	}
 	return code

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	goio "io"
 	"os"
 	"strings"
 
 	"github.com/chockhq/chock/compile/reach"
 	"github.com/chockhq/chock/internal/safefile"
+	"github.com/chockhq/chock/internal/safetext"
 )
 
 const reachHeader = "# chock reach: what the policy grants, org ceilings applied. Pin it with --write, check it with --check.\n"
@@ -52,7 +54,11 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 	text := reachHeader + strings.Join(lines, "\n") + "\n"
 	switch {
 	case *write != "":
-		ours := func(head []byte) bool { return strings.HasPrefix(string(head), reachHeader[:14]) }
+		ours := func(r goio.Reader) bool {
+			head := make([]byte, 14)
+			n, _ := goio.ReadFull(r, head)
+			return string(head[:n]) == reachHeader[:14]
+		}
 		err := safefile.Check(*write, ours, "a reach snapshot (its first line is \"# chock reach\")")
 		if err == nil {
 			err = io.aborts.critical(func() error { return safefile.Write(*write, []byte(text), 0o644) })
@@ -78,14 +84,14 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 		if len(added) == 0 && len(removed) == 0 {
 			return exitOK
 		}
-		fmt.Fprintf(io.out, "the policy's reach differs from %s:\n", *check)
+		fmt.Fprintf(io.out, "the policy's reach differs from %s:\n", safetext.Line(*check))
 		for _, a := range added {
 			fmt.Fprintf(io.out, "+ newly granted: %s\n", a)
 		}
 		for _, r := range removed {
 			fmt.Fprintf(io.out, "- removed: %s\n", r)
 		}
-		fmt.Fprintf(io.out, "if this is intended, run: chock reach --write %s\n", *check)
+		fmt.Fprintf(io.out, "if this is intended, run: chock reach --write %s\n", safetext.Line(*check))
 		return exitFailed
 	}
 	fmt.Fprint(io.out, text)

@@ -187,11 +187,11 @@ func syncDir(dir string) {
 // command writes.
 var ErrNotOurs = errors.New("not a file chock wrote")
 
-// Check refuses to let a command replace a regular file that does not
-// look like its own output (ours says, from the file's first 512 bytes),
-// so a mistyped -o cannot replace the user's chock.zon. A file that is
-// not there, an empty one, a FIFO and a device pass.
-func Check(name string, ours func(head []byte) bool, what string) error {
+// Check refuses to let a command replace a regular file that is not its
+// own kind of output (ours says, reading the file), so a mistyped -o cannot
+// replace the user's chock.zon. A file that is not there, an empty one, a
+// FIFO and a device pass; a link to nowhere does not (ErrDanglingLink).
+func Check(name string, ours func(r io.Reader) bool, what string) error {
 	target, fi, err := Resolve(name)
 	if err != nil || fi == nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
 		return err
@@ -201,9 +201,7 @@ func Check(name string, ours func(head []byte) bool, what string) error {
 		return err
 	}
 	defer f.Close()
-	head := make([]byte, 512)
-	n, _ := io.ReadFull(f, head)
-	if !ours(head[:n]) {
+	if !ours(f) {
 		return fmt.Errorf("%s exists and is not %s, so it is not replaced; nothing written: %w", name, what, ErrNotOurs)
 	}
 	return nil

@@ -86,7 +86,7 @@ func TestWriteThroughSymlink(t *testing.T) {
 	if err := Write(filepath.Join(dir, "dangling"), []byte("x"), 0o644); !errors.Is(err, ErrDanglingLink) {
 		t.Fatalf("a write through a dangling link: %v", err)
 	}
-	if err := Check(filepath.Join(dir, "dangling"), func([]byte) bool { return true }, "x"); !errors.Is(err, ErrDanglingLink) {
+	if err := Check(filepath.Join(dir, "dangling"), func(io.Reader) bool { return true }, "x"); !errors.Is(err, ErrDanglingLink) {
 		t.Errorf("Check passed a dangling link: %v", err)
 	}
 	// a loop is an error, not a hang

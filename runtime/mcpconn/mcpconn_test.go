@@ -629,3 +629,13 @@ func TestLocalSlowCallKeepsTheServer(t *testing.T) {
 		t.Fatalf("after a time-out: %+v, %v", res, err)
 	}
 }
+
+// TestReachErrorHidesTheSession: the server's session id, whatever it
+// holds, is not repeated in a message.
+func TestReachErrorHidesTheSession(t *testing.T) {
+	sid := "s3ss)on-1d"
+	msg := reachError(fmt.Errorf(`calling "tools/call": failed to reconnect (session ID: %s): boom`, sid), sid)
+	if strings.Contains(msg, sid) || strings.Contains(msg, "on-1d") {
+		t.Fatalf("%q", msg)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -83,6 +82,9 @@ type httpDialer struct {
 
 	mu sync.Mutex
 	st exchState
+	// sid is the last session id the server gave: never repeated in a
+	// message.
+	sid string
 }
 
 // exchState is what the transport saw during one exchange.
@@ -212,6 +214,11 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if question {
 		g.d.update(func(st *exchState) { st.status, st.answered = resp.StatusCode, true })
 	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		g.d.mu.Lock()
+		g.d.sid = sid
+		g.d.mu.Unlock()
+	}
 	if resp.StatusCode >= 400 && req.Header.Get("Mcp-Session-Id") != "" {
 		// 404 is the specified answer to a dropped session; a TypeScript
 		// SDK server answers 400 "No valid session ID".
@@ -256,7 +263,10 @@ func (d *httpDialer) classify(about string, err error) *Error {
 		// the stream ended early.
 		e.Msg = earlyEnd
 	default:
-		e.Msg = reachError(err)
+		d.mu.Lock()
+		sid := d.sid
+		d.mu.Unlock()
+		e.Msg = reachError(err, sid)
 	}
 	return e
 }
@@ -268,7 +278,7 @@ const earlyEnd = "the stream ended before the reply arrived; the call failed, an
 // reachError words a failure to reach the server at all in chock's
 // terms: the network error that stopped it, never the library's account
 // of its session (which names the server's session id).
-func reachError(err error) string {
+func reachError(err error, sid string) string {
 	var ne *net.OpError
 	var de *net.DNSError
 	switch {
@@ -287,12 +297,12 @@ func reachError(err error) string {
 	if errors.As(err, &te) && te.Timeout() {
 		return "the server did not answer in time"
 	}
-	return "the server could not be reached: " + oneLine(sessionIDs.ReplaceAllString(err.Error(), ""))
+	msg := err.Error()
+	if sid != "" {
+		msg = strings.ReplaceAll(msg, sid, "…") // the server's session is not for the model, nor the log
+	}
+	return "the server could not be reached: " + oneLine(msg)
 }
-
-// sessionIDs matches the go-sdk's "(session ID: …)" in its errors: the
-// server's session is not for the model, nor for the log.
-var sessionIDs = regexp.MustCompile(`\s*\(session ID: [^)]*\)`)
 
 // oneLine keeps an error on one line, bounded.
 func oneLine(s string) string {

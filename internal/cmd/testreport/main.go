@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 )
@@ -103,7 +104,7 @@ func (r *report) add(ev event) {
 		r.outputs[key] = append(r.outputs[key], ev.Output)
 	case "skip":
 		if ev.Test != "" {
-			r.skipped = append(r.skipped, fmt.Sprintf("%s (%s)", ev.Test, reason(r.outputs[key])))
+			r.skipped = append(r.skipped, fmt.Sprintf("%s.%s (%s)", path.Base(ev.Package), ev.Test, reason(r.outputs[key])))
 		}
 		delete(r.outputs, key)
 	case "fail":

@@ -27,7 +27,7 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.summary()
-	want := "    b_test.go:3: got 1, want 2\nFAIL\tp\t0.1s\nnot json: a build error\nskipped 1: TestA (node is not installed)\n"
+	want := "    b_test.go:3: got 1, want 2\nFAIL\tp\t0.1s\nnot json: a build error\nskipped 1: p.TestA (node is not installed)\n"
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
