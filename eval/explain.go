@@ -10,6 +10,7 @@ import (
 
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/internal/safetext"
 )
 
 // Resolution is the resolution rule in one sentence.
@@ -239,24 +240,29 @@ func Apply(src []byte, edits []Edit) []byte {
 	return out
 }
 
+// line shows text from a policy or a bundle on one line (safetext.Line):
+// a .why, a file name or an org name cannot forge a line or drive the
+// terminal.
+func line(s string) string { return safetext.Line(s) }
+
 // WriteText writes the explanation for a person, with a source excerpt
 // under every rule whose file is in src.
 func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
 	d := x.Decision
-	fmt.Fprintf(w, "%s at %s: %s\n", d.Action, d.Phase, strings.ToUpper(d.Decision.String()))
+	fmt.Fprintf(w, "%s at %s: %s\n", line(d.Action), d.Phase, strings.ToUpper(d.Decision.String()))
 	if d.Error != "" {
-		fmt.Fprintf(w, "  error: %s\n", d.Error)
+		fmt.Fprintf(w, "  error: %s\n", line(d.Error))
 	}
 	fmt.Fprintf(w, "\n  %s\n\n", Resolution)
 	for _, l := range d.Layers {
 		name := layerName(l)
 		if l.Rule == nil {
-			fmt.Fprintf(w, "  %s: %s (no rule matched: default)\n", name, l.Decision)
+			fmt.Fprintf(w, "  %s: %s (no rule matched: default)\n", line(name), l.Decision)
 			continue
 		}
-		fmt.Fprintf(w, "  %s: %s by %q at %s:%d:%d\n", name, l.Decision, l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+		fmt.Fprintf(w, "  %s: %s by %s at %s:%d:%d\n", line(name), l.Decision, line(strconv.Quote(l.Rule.Pattern)), line(l.Rule.File), l.Rule.Line, l.Rule.Col)
 		if l.Rule.Why != "" {
-			fmt.Fprintf(w, "    why: %s\n", l.Rule.Why)
+			fmt.Fprintf(w, "    why: %s\n", line(l.Rule.Why))
 		}
 		if text, ok := lineOf(src, l.Rule.File, l.Rule.Line); ok {
 			var b bytes.Buffer
@@ -272,21 +278,21 @@ func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
 		}
 	}
 	if d.CappedBy != nil {
-		fmt.Fprintf(w, "  capped by: org %q\n", *d.CappedBy)
+		fmt.Fprintf(w, "  capped by: org %s\n", line(strconv.Quote(*d.CappedBy)))
 	}
 	if x.StartNote != "" {
-		fmt.Fprintf(w, "  at start: %s\n", x.StartNote)
+		fmt.Fprintf(w, "  at start: %s\n", line(x.StartNote))
 	}
 	if x.Hint != nil {
-		fmt.Fprintf(w, "\n  hint: %s\n", x.Hint.Text)
+		fmt.Fprintf(w, "\n  hint: %s\n", line(x.Hint.Text))
 		for _, e := range x.Hint.Edits {
 			switch {
 			case e.Length == 0:
-				fmt.Fprintf(w, "    at %s:%d:%d insert: %s\n", e.File, e.Line, e.Col, e.Insert)
+				fmt.Fprintf(w, "    at %s:%d:%d insert: %s\n", line(e.File), e.Line, e.Col, line(e.Insert))
 			case e.Insert == "":
-				fmt.Fprintf(w, "    at %s:%d:%d remove the entry\n", e.File, e.Line, e.Col)
+				fmt.Fprintf(w, "    at %s:%d:%d remove the entry\n", line(e.File), e.Line, e.Col)
 			default:
-				fmt.Fprintf(w, "    at %s:%d:%d replace with: %s\n", e.File, e.Line, e.Col, e.Insert)
+				fmt.Fprintf(w, "    at %s:%d:%d replace with: %s\n", line(e.File), e.Line, e.Col, line(e.Insert))
 			}
 		}
 	}
