@@ -114,7 +114,7 @@ func (p *fastParser) value() (*Value, bool) {
 			var v *Value
 			switch {
 			case n.typ == tokNumber:
-				p.advance(1)
+				p.advance(2)
 				var ok bool
 				if v, ok = p.number(n); !ok {
 					return nil, false
