@@ -26,8 +26,8 @@ func addCorpusSeeds(f *testing.F) {
 
 // FuzzParse: no panic; an error is a diagnostic inside the input, the same
 // one the participle reference gives; a value renders as valid JSON, the
-// fast path agrees with participle, and fmt keeps the value and comments
-// and is idempotent.
+// fast path agrees with participle, the tree's nodes with the values made
+// from them, and fmt keeps the value and comments and is idempotent.
 func FuzzParse(f *testing.F) {
 	addCorpusSeeds(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -54,6 +54,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		checkFastMatchesSlow(t, src)
+		checkTreeMatchesValues(t, src)
 		checkFormatRoundTrip(t, src)
 	})
 }

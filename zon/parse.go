@@ -1,10 +1,7 @@
 package zon
 
 import (
-	"fmt"
 	"os"
-
-	"github.com/chockhq/chock/diag"
 )
 
 // Diagnostic codes for ZON syntax errors.
@@ -47,27 +44,14 @@ func ParseDocument(filename string, src []byte) (doc *Document, err error) {
 	defer func() {
 		// A parser bug must never crash a batch of files: report it instead.
 		if r := recover(); r != nil {
-			doc = nil
-			err = &diag.Diagnostic{
-				Span:     diag.Span{File: filename, Start: diag.Pos{Line: 1, Col: 1}},
-				Severity: diag.Error, Code: CodeSyntax,
-				Message: fmt.Sprintf("internal error: %v", r),
-			}
+			doc, err = nil, internalError(filename, r)
 		}
 	}()
-	text := string(src)
-	if v, comments, ok := fastParse(filename, text); ok {
-		return &Document{File: filename, Src: src, Value: v, Comments: comments}, nil
+	t, comments, err := parseTree(filename, src, true)
+	if err != nil {
+		return nil, err
 	}
-	if d := check(filename, text); d != nil {
-		return nil, d
-	}
-	// The fast path takes every valid document; the fuzz target holds it to that.
-	return nil, &diag.Diagnostic{
-		Span:     diag.Span{File: filename, Start: diag.Pos{Line: 1, Col: 1}},
-		Severity: diag.Error, Code: CodeSyntax,
-		Message: "internal error: the fast path declined a valid document",
-	}
+	return t.document(comments), nil
 }
 
 // MaxDepth bounds how deeply brackets may nest, and how deeply keyword
