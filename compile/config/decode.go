@@ -38,6 +38,22 @@ type decoder struct {
 	file  string
 	src   []byte
 	diags diag.List
+	// slab hands out Rules in blocks, which a large policy holds
+	// hundreds of thousands of; each block is twice the last, up to 1024.
+	slab     []Rule
+	slabSize int
+}
+
+// newRule keeps r in the slab and returns where.
+func (d *decoder) newRule(r Rule) *Rule {
+	if len(d.slab) == 0 {
+		d.slabSize = min(1024, max(16, 2*d.slabSize))
+		d.slab = make([]Rule, d.slabSize)
+	}
+	p := &d.slab[0]
+	*p = r
+	d.slab = d.slab[1:]
+	return p
 }
 
 // Load parses and decodes a chock.zon. A syntax error yields a nil Config
@@ -406,7 +422,7 @@ func (d *decoder) policy(v zon.Node) Policy {
 					if decisionSpan.File == "" {
 						decisionSpan = f.NameSpan()
 					}
-					p.Rules = append(p.Rules, &Rule{Pattern: pat, Decision: dec, DecisionSpan: decisionSpan, Span: t.Span, From: f.Name})
+					p.Rules = append(p.Rules, d.newRule(Rule{Pattern: pat, Decision: dec, DecisionSpan: decisionSpan, Span: t.Span, From: f.Name}))
 				}
 			}
 		case "rules":
@@ -427,7 +443,7 @@ func isStruct(v zon.Node) bool {
 }
 
 func (d *decoder) rule(v zon.Node) *Rule {
-	r := &Rule{From: "rules"}
+	r := Rule{From: "rules"}
 	var hasAction, hasDecision, ok = false, false, true
 	known := []string{"action", "decision", "why"}
 	for i, n := 0, d.fields(v, "a rule", known); i < n; i++ {
@@ -461,7 +477,7 @@ func (d *decoder) rule(v zon.Node) *Rule {
 	if !d.require(v, "a rule", need{"action", hasAction, `.action = "exec.path.gh"`}, need{"decision", hasDecision, ".decision = .allow, .ask or .deny"}) || !ok {
 		return nil
 	}
-	return r
+	return d.newRule(r)
 }
 
 func (d *decoder) secret(v zon.Node) *Secret {
