@@ -30,8 +30,8 @@ type Tree struct {
 // MaxSize is the largest document a Tree can hold: nodes keep 32-bit offsets.
 const MaxSize = math.MaxUint32
 
-// nodeChunk is how many nodes a chunk holds; chunks never move, so a large
-// document's nodes are not copied as they grow.
+// nodeChunk is how many nodes a chunk holds; chunks after the first never
+// move, so a large document's nodes are not copied as they grow.
 const nodeChunk = 4096
 
 // node is one value, or one struct field's name (kindField; its value is
@@ -65,10 +65,17 @@ func (t *Tree) node(i uint32) *node { return &t.chunks[i/nodeChunk][i%nodeChunk]
 
 func (t *Tree) add(n node) uint32 {
 	if t.n%nodeChunk == 0 {
-		t.chunks = append(t.chunks, make([]node, nodeChunk))
+		// The first chunk grows as a small document needs; the others
+		// are whole.
+		size := nodeChunk
+		if t.n == 0 {
+			size = 16
+		}
+		t.chunks = append(t.chunks, make([]node, 0, size))
 	}
 	i := uint32(t.n)
-	t.chunks[t.n/nodeChunk][t.n%nodeChunk] = n
+	c := &t.chunks[t.n/nodeChunk]
+	*c = append(*c, n)
 	t.n++
 	return i
 }
