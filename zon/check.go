@@ -3,9 +3,10 @@ package zon
 // The error path. When the fast path declines a document, check reads it
 // again with the whole Zig expression grammar of grammar_test.go and the
 // ZON rules of gen_test.go, and reports the first error exactly where the
-// participle parser of those files reports it, which is where Zig reports
-// it: syntax errors first (Zig parses the whole file before ZonGen looks at
-// it), then the outermost node ZonGen rejects.
+// participle parser of those files reports it (and so where Zig does, for
+// every invalid vector of the corpus): syntax errors first, since Zig
+// parses the whole file before ZonGen looks at it, then the outermost node
+// ZonGen rejects.
 //
 // It is a hand-written port of participle's matching rules (UseLookahead(2),
 // ordered alternatives, the deepest-error bookkeeping) for that one grammar,

@@ -104,7 +104,7 @@ func (t *Tree) span(start, end uint32) diag.Span {
 // Root is the document's value.
 func (t *Tree) Root() Node { return Node{t: t} }
 
-// Node is one value of a Tree.
+// Node is one value of a Tree; the zero Node is none.
 type Node struct {
 	t *Tree
 	i uint32
