@@ -131,3 +131,18 @@ func TestCheckRealFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRescan looks up a token that has left the ring: the fallback
+// scans again and finds the same token, with its bracket depth.
+func TestCheckRescan(t *testing.T) {
+	src := "\xef\xbb\xbf.{ " + strings.Repeat(".{ 1, (2) }, ", 200) + "}"
+	want := newChecker("r.zon", src).tok(7)
+	p := newChecker("r.zon", src)
+	p.tok(2 * ringSize)
+	if got := p.tok(7); got != want || p.rescans != 1 {
+		t.Fatalf("token 7 after the ring moved on: %+v (%d rescans), want %+v", got, p.rescans, want)
+	}
+	if want.depth != 3 || src[want.start:want.end] != "2" {
+		t.Fatalf("token 7 is %q at depth %d", src[want.start:want.end], want.depth)
+	}
+}
