@@ -16,6 +16,7 @@ function name(   n) {
 /^BenchmarkRedact/ { red = value("MB/s") }
 /^BenchmarkCopy/ { cp = value("MB/s") }
 /^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
+/^BenchmarkScale[A-Za-z]+\// { n = name(); sub(/^BenchmarkScale/, "", n); scale[n] = value("ms/MB"); rss[n] = value("peak-RSS/input") }
 END {
 	for (k in zon) if (js[k] > 0)
 		printf "ratio ZON/JSON throughput %-62s %.2f (%s vs %s MB/s)\n", k, zon[k] / js[k], zon[k], js[k]
@@ -33,4 +34,19 @@ END {
 		printf "ratio proxied MCP tools/call / direct go-sdk call %.2f (%s vs %s ns/op)\n", mc["proxied"] / mc["direct"], mc["proxied"], mc["direct"]
 	if (cp > 0)
 		printf "ratio redaction with 8 values / io.Copy throughput %.2f (%s vs %s MB/s)\n", red / cp, red, cp
+	# Linear work costs the same per MB at every size.
+	split("Parse Error Format/one-line Format/one-per-line Lint", jobs, " ")
+	for (i = 1; i <= 5; i++) {
+		a = scale[jobs[i] "/100MB"]; b = scale[jobs[i] "/1MB"]; c = scale[jobs[i] "/10MB"]
+		if (a > 0 && b > 0)
+			printf "ratio %s time per MB 100MB/1MB %.2f, 10MB/1MB %.2f (%s, %s, %s ms/MB)\n", tolower(jobs[i]), a / b, c / b, b, c, a
+	}
+	for (s = 1; s <= 100; s *= 10) {
+		a = scale["Format/one-line/" s "MB"]; b = scale["Format/one-per-line/" s "MB"]
+		if (a > 0 && b > 0)
+			printf "ratio fmt rules on one line / one a line, time per MB at %dMB %.2f (%s vs %s ms/MB)\n", s, a / b, a, b
+	}
+	for (s = 10; s <= 100; s *= 10)
+		if (rss["Lint/" s "MB"] > 0)
+			printf "lint peak RSS / input at %dMB: %s (at most 20)\n", s, rss["Lint/" s "MB"]
 }

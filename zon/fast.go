@@ -1,379 +1,386 @@
 package zon
 
-// The fast path. participle's reflective engine reads about 1 MB/s, far
-// below what a CI step reading a large policy wants, so well-formed documents
-// are read by this small recursive-descent parser over the same tokens. It
-// accepts only what the participle grammar plus gen accept (a differential
-// test and a fuzz target hold it to that), and on anything unexpected it
-// gives up, so that the participle path reports the error with Zig's
-// position and wording.
+// The fast path. Well-formed documents are read by this small
+// recursive-descent parser into a Tree. It accepts exactly what the
+// participle grammar plus gen accept (a differential test and a fuzz target
+// hold it to that), and on anything else it gives up, so that the error
+// path (check.go) reports the error with Zig's position and wording.
 
 import (
 	"math"
 
 	"github.com/alecthomas/participle/v2/lexer"
-	"github.com/chockhq/chock/diag"
 )
 
 type fastParser struct {
-	file string
-	src  string
-	// The scanner is pulled lazily; buf holds the tokens peeked at.
+	t   *Tree
+	src string
+	// The scanner is pulled lazily; ring holds the tokens peeked at,
+	// from head on.
 	sc    scanner
-	buf   [4]rawTok
+	ring  [4]rawTok
+	head  int
 	nbuf  int
 	depth int
-	// slab hands out Values in blocks to cut allocations.
-	slab []Value
+	// stack holds the child nodes of the open containers.
+	stack []uint32
 }
 
-func (p *fastParser) newValue(k Kind) *Value {
-	if len(p.slab) == 0 {
-		p.slab = make([]Value, 128)
+// fastTree parses a well-formed document, or reports ok == false. It
+// returns the comments it met when keepComments is set.
+func fastTree(file string, src []byte, text string, keepComments bool) (t *Tree, comments []Comment, ok bool) {
+	p := &fastParser{
+		t:   &Tree{File: file, Src: src, text: text},
+		src: text,
+		sc:  scanner{src: text, line: 1, noComments: !keepComments},
 	}
-	v := &p.slab[0]
-	p.slab = p.slab[1:]
-	v.Kind = k
-	return v
-}
-
-func (p *fastParser) pos(t rawTok) diag.Pos {
-	return diag.Pos{Line: t.line, Col: t.col, Offset: t.start}
-}
-
-// endPos is the position just past a single-line token.
-func (p *fastParser) endPos(t rawTok) diag.Pos {
-	return diag.Pos{Line: t.line, Col: t.col + t.end - t.start, Offset: t.end}
-}
-
-func (p *fastParser) isPunct(t rawTok, s string) bool {
-	return t.typ == tokPunct && p.src[t.start:t.end] == s
-}
-
-// fastParse parses a well-formed document, or reports ok == false. It
-// returns the comments it met.
-func fastParse(file, src string) (v *Value, comments []Comment, ok bool) {
-	p := &fastParser{file: file, src: src, sc: scanner{src: src, line: 1}}
-	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+	if len(text) >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF {
 		p.sc.pos = 3
 	}
-	v, ok = p.value()
-	if !ok || p.peek(0).typ != lexer.EOF {
+	if _, ok = p.value(); !ok || p.peek(0).typ != lexer.EOF {
 		return nil, nil, false
 	}
 	// Collect the comments after the value.
-	for p.sc.pos < len(src) {
+	for p.sc.pos < len(text) {
 		if t, _ := p.sc.next(); t.typ != lexer.EOF {
 			return nil, nil, false
 		}
 	}
-	return v, p.sc.comments, true
+	p.t.indexLines()
+	return p.t, p.sc.comments, true
+}
+
+// fastParse is the fast path to Values.
+func fastParse(file, src string) (v *Value, comments []Comment, ok bool) {
+	t, comments, ok := fastTree(file, []byte(src), src, true)
+	if !ok {
+		return nil, nil, false
+	}
+	return t.document(comments).Value, comments, true
 }
 
 // peek returns the token k ahead (k < 4); past the end, EOF.
-func (p *fastParser) peek(k int) rawTok {
+func (p *fastParser) peek(k int) *rawTok {
 	for p.nbuf <= k {
-		t, _ := p.sc.next()
-		p.buf[p.nbuf] = t
+		p.ring[(p.head+p.nbuf)&3], _ = p.sc.next()
 		p.nbuf++
 	}
-	return p.buf[k]
+	return &p.ring[(p.head+k)&3]
 }
 
 // advance drops n peeked tokens.
 func (p *fastParser) advance(n int) {
 	p.peek(n - 1)
-	copy(p.buf[:], p.buf[n:p.nbuf])
+	p.head = (p.head + n) & 3
 	p.nbuf -= n
 }
 
-func (p *fastParser) value() (*Value, bool) {
+// is reports whether t is the one-byte punctuation c.
+func (p *fastParser) is(t *rawTok, c byte) bool {
+	return t.typ == tokPunct && t.end == t.start+1 && p.src[t.start] == c
+}
+
+func isName(t *rawTok) bool { return t.typ == tokIdent || t.typ == tokQuotedIdent }
+
+// value parses one value and returns its node.
+func (p *fastParser) value() (uint32, bool) {
 	t := p.peek(0)
 	switch t.typ {
 	case tokPunct:
-		switch p.src[t.start:t.end] {
-		case ".":
+		switch {
+		case p.is(t, '.'):
 			n := p.peek(1)
-			if n.typ == tokIdent || n.typ == tokQuotedIdent {
-				name, ok := p.name(n)
-				if !ok {
-					return nil, false
+			if isName(n) {
+				dot, nameStart, end := t.start, n.start, n.end
+				nd := node{kind: uint8(KindEnum), start: uint32(dot), end: uint32(end), aux: uint32(nameStart)}
+				if n.typ == tokQuotedIdent {
+					name, ok := p.quotedName(n)
+					if !ok {
+						return 0, false
+					}
+					nd.flags, nd.aux = flagStr, p.str(name)
 				}
 				p.advance(2)
-				v := p.newValue(KindEnum)
-				v.Str = name
-				v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(n)}
-				return v, p.plainEnd()
+				return p.t.add(nd), p.plainEnd()
 			}
-			if p.isPunct(n, "{") {
-				return p.initList(t)
+			if p.is(n, '{') {
+				return p.initList()
 			}
-			return nil, false
-		case "-":
+			return 0, false
+		case p.is(t, '-'):
+			minus := t.start
 			n := p.peek(1)
-			var v *Value
 			switch {
 			case n.typ == tokNumber:
-				p.advance(1)
-				var ok bool
-				if v, ok = p.number(n); !ok {
-					return nil, false
+				nd, ok := p.number(n)
+				if !ok {
+					return 0, false
 				}
 				switch {
-				case v.Kind == KindFloat:
-					v.Float = -v.Float
-				case v.Big != nil:
-					v.Big.Neg(v.Big)
-					if v.Big.IsInt64() {
-						v.Int, v.Big = v.Big.Int64(), nil
+				case nd.kind == uint8(KindFloat):
+					nd.val = math.Float64bits(-math.Float64frombits(nd.val))
+				case nd.flags&flagBig != 0:
+					b := p.t.bigs[nd.aux]
+					b.Neg(b)
+					if b.IsInt64() {
+						p.t.bigs = p.t.bigs[:nd.aux]
+						nd.flags, nd.aux, nd.val = 0, 0, uint64(b.Int64())
 					}
-				case v.Int == 0:
-					return nil, false // -0: let the full parser explain
+				case nd.val == 0:
+					return 0, false // -0: let the error path explain
 				default:
-					v.Int = -v.Int
+					nd.val = uint64(-int64(nd.val))
 				}
-			case n.typ == tokIdent && p.src[n.start:n.end] == "inf":
+				nd.start = uint32(minus)
 				p.advance(2)
-				v = p.newValue(KindFloat)
-				v.Float = math.Inf(-1)
-				v.Span.End = p.endPos(n)
-			default:
-				return nil, false
+				return p.t.add(nd), p.plainEnd()
+			case n.typ == tokIdent && p.src[n.start:n.end] == "inf":
+				nd := node{kind: uint8(KindFloat), start: uint32(minus), end: uint32(n.end), val: math.Float64bits(math.Inf(-1))}
+				p.advance(2)
+				return p.t.add(nd), p.plainEnd()
 			}
-			v.Span.File = p.file
-			v.Span.Start = p.pos(t)
-			return v, p.plainEnd()
 		}
-		return nil, false
+		return 0, false
 	case tokString:
-		s, lerr := parseString(p.src[t.start:t.end])
-		if lerr != nil {
-			return nil, false
+		nd := node{kind: uint8(KindString), start: uint32(t.start), end: uint32(t.end)}
+		tok := p.src[t.start:t.end]
+		if containsByte(tok, '\\') {
+			s, lerr := parseString(tok)
+			if lerr != nil {
+				return 0, false
+			}
+			nd.flags, nd.aux = flagStr, p.str(s)
 		}
 		p.advance(1)
-		v := p.newValue(KindString)
-		v.Str = s
-		v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(t)}
-		return v, p.plainEnd()
+		return p.t.add(nd), p.plainEnd()
 	case tokMLString:
 		return p.multiline()
 	case tokNumber:
-		p.advance(1)
-		v, ok := p.number(t)
+		nd, ok := p.number(t)
 		if !ok {
-			return nil, false
+			return 0, false
 		}
-		v.Span.File = p.file
-		v.Span.Start = p.pos(t)
-		return v, p.plainEnd()
+		p.advance(1)
+		return p.t.add(nd), p.plainEnd()
 	case tokChar:
 		r, lerr := parseChar(p.src[t.start:t.end])
 		if lerr != nil {
-			return nil, false
+			return 0, false
 		}
+		nd := node{kind: uint8(KindChar), start: uint32(t.start), end: uint32(t.end), val: uint64(r)}
 		p.advance(1)
-		v := p.newValue(KindChar)
-		v.Int = int64(r)
-		v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(t)}
-		return v, p.plainEnd()
+		return p.t.add(nd), p.plainEnd()
 	case tokIdent:
-		var v *Value
+		nd := node{start: uint32(t.start), end: uint32(t.end)}
 		switch p.src[t.start:t.end] {
-		case "true", "false":
-			v = p.newValue(KindBool)
-			v.Bool = p.src[t.start] == 't'
+		case "true":
+			nd.kind, nd.flags = uint8(KindBool), flagTrue
+		case "false":
+			nd.kind = uint8(KindBool)
 		case "null":
-			v = p.newValue(KindNull)
+			nd.kind = uint8(KindNull)
 		case "inf":
-			v = p.newValue(KindFloat)
-			v.Float = math.Inf(1)
+			nd.kind, nd.val = uint8(KindFloat), math.Float64bits(math.Inf(1))
 		case "nan":
-			v = p.newValue(KindFloat)
-			v.Float = math.NaN()
+			nd.kind, nd.val = uint8(KindFloat), math.Float64bits(math.NaN())
 		default:
-			return nil, false
+			return 0, false
 		}
 		p.advance(1)
-		v.Span = diag.Span{File: p.file, Start: p.pos(t), End: p.endPos(t)}
-		return v, p.plainEnd()
+		return p.t.add(nd), p.plainEnd()
 	}
-	return nil, false
+	return 0, false
 }
 
-// plainEnd checks that what follows a value cannot continue it as a Zig
-// expression (an operator, a suffix or an initializer), which only the
-// full parser can judge.
-func (p *fastParser) plainEnd() bool {
-	t := p.peek(0)
-	switch t.typ {
-	case lexer.EOF:
-		return true
-	case tokPunct:
-		s := p.src[t.start:t.end]
-		return s == "," || s == "}"
+func containsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
 	}
 	return false
 }
 
-func (p *fastParser) number(t rawTok) (*Value, bool) {
-	n, lerr := parseNumber(p.src[t.start:t.end])
-	if lerr != nil {
-		return nil, false
-	}
-	var v *Value
-	if n.isFloat {
-		v = p.newValue(KindFloat)
-		v.Float = n.f
-	} else {
-		v = p.newValue(KindInt)
-		v.Int, v.Big = n.i, n.big
-	}
-	v.Span.End = p.endPos(t)
-	return v, true
+// str keeps a string that is not a slice of the source.
+func (p *fastParser) str(s string) uint32 {
+	p.t.strs = append(p.t.strs, s)
+	return uint32(len(p.t.strs) - 1)
 }
 
-func (p *fastParser) multiline() (*Value, bool) {
+// plainEnd checks that what follows a value cannot continue it as a Zig
+// expression (an operator, a suffix or an initializer), which only the
+// error path can judge.
+func (p *fastParser) plainEnd() bool {
+	t := p.peek(0)
+	return t.typ == lexer.EOF || p.is(t, ',') || p.is(t, '}')
+}
+
+// number decodes a number token into a node spanning it.
+func (p *fastParser) number(t *rawTok) (node, bool) {
+	n, lerr := parseNumber(p.src[t.start:t.end])
+	if lerr != nil {
+		return node{}, false
+	}
+	nd := node{kind: uint8(KindInt), start: uint32(t.start), end: uint32(t.end)}
+	switch {
+	case n.isFloat:
+		nd.kind, nd.val = uint8(KindFloat), math.Float64bits(n.f)
+	case n.big != nil:
+		p.t.bigs = append(p.t.bigs, n.big)
+		nd.flags, nd.aux = flagBig, uint32(len(p.t.bigs)-1)
+	default:
+		nd.val = uint64(n.i)
+	}
+	return nd, true
+}
+
+func (p *fastParser) multiline() (uint32, bool) {
 	first := p.peek(0)
+	nd := node{kind: uint8(KindString), flags: flagMultiline | flagStr, start: uint32(first.start)}
 	var buf []byte
-	var last rawTok
 	for n := 0; p.peek(0).typ == tokMLString; n++ {
 		t := p.peek(0)
 		line := p.src[t.start+2 : t.end]
+		end := t.end
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
+			end--
 		}
 		if n > 0 {
 			buf = append(buf, '\n')
 		}
 		buf = append(buf, line...)
-		last = t
+		nd.end = uint32(end)
 		p.advance(1)
 	}
-	v := p.newValue(KindString)
-	v.Multiline = true
-	v.Str = string(buf)
-	end := p.endPos(last)
-	if last.end > last.start && p.src[last.end-1] == '\r' {
-		end.Offset--
-		end.Col--
-	}
-	v.Span = diag.Span{File: p.file, Start: p.pos(first), End: end}
-	return v, p.plainEnd()
+	nd.aux = p.str(string(buf))
+	return p.t.add(nd), p.plainEnd()
 }
 
-// name decodes a field or enum name token; bad names go to the full parser.
-func (p *fastParser) name(t rawTok) (string, bool) {
-	s := p.src[t.start:t.end]
-	if t.typ == tokIdent {
-		return s, true
-	}
-	dec, lerr := parseString(s[1:])
-	if lerr != nil || dec == "" {
+// quotedName decodes an @"..." name; bad names go to the error path.
+func (p *fastParser) quotedName(t *rawTok) (string, bool) {
+	dec, lerr := parseString(p.src[t.start+1 : t.end])
+	if lerr != nil || dec == "" || containsByte(dec, 0) {
 		return "", false
-	}
-	for i := 0; i < len(dec); i++ {
-		if dec[i] == 0 {
-			return "", false
-		}
 	}
 	return dec, true
 }
 
 // initList parses .{ ... } with the dot next.
-func (p *fastParser) initList(dot rawTok) (*Value, bool) {
+func (p *fastParser) initList() (uint32, bool) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > MaxDepth {
-		return nil, false // the full parser reports it
+		return 0, false // the error path reports it
 	}
+	dot := p.peek(0).start
 	p.advance(2) // . {
 	t := p.peek(0)
-	if p.isPunct(t, "}") {
+	if p.is(t, '}') {
+		nd := node{kind: uint8(KindEmpty), start: uint32(dot), end: uint32(t.end)}
 		p.advance(1)
-		v := p.newValue(KindEmpty)
-		v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
-		return v, p.plainEnd()
+		return p.t.add(nd), p.plainEnd()
 	}
-	n1, n2 := p.peek(1), p.peek(2)
-	if p.isPunct(t, ".") && (n1.typ == tokIdent || n1.typ == tokQuotedIdent) && p.isPunct(n2, "=") {
-		return p.structBody(dot)
+	kind := KindTuple
+	if p.is(t, '.') && isName(p.peek(1)) && p.is(p.peek(2), '=') {
+		kind = KindStruct
 	}
-	v := p.newValue(KindTuple)
+	self := p.t.add(node{kind: uint8(kind), start: uint32(dot)})
+	base := len(p.stack)
+	var ok bool
+	if kind == KindStruct {
+		ok = p.structBody(base)
+	} else {
+		ok = p.tupleBody()
+	}
+	if !ok {
+		return 0, false
+	}
+	// The closing brace is next.
+	end := p.peek(0).end
+	p.advance(1)
+	nd := p.t.node(self)
+	nd.end = uint32(end)
+	nd.aux = uint32(len(p.t.kids))
+	nd.val = uint64(len(p.stack) - base)
+	p.t.kids = append(p.t.kids, p.stack[base:]...)
+	p.stack = p.stack[:base]
+	return self, p.plainEnd()
+}
+
+func (p *fastParser) tupleBody() bool {
 	for {
 		e, ok := p.value()
 		if !ok {
-			return nil, false
+			return false
 		}
-		v.Elems = append(v.Elems, e)
-		if closed, ok := p.afterElement(v, dot); closed || !ok {
-			return v, ok
+		p.stack = append(p.stack, e)
+		if closed, ok := p.afterElement(); closed || !ok {
+			return ok
 		}
 	}
 }
 
-func (p *fastParser) structBody(dot rawTok) (*Value, bool) {
-	v := p.newValue(KindStruct)
-	var seen map[string]struct{}
+// structBody parses the fields of a struct whose children start at
+// p.stack[base].
+func (p *fastParser) structBody(base int) bool {
+	var names map[string]struct{}
 	for {
 		t, n1, n2 := p.peek(0), p.peek(1), p.peek(2)
-		if !p.isPunct(t, ".") || (n1.typ != tokIdent && n1.typ != tokQuotedIdent) || !p.isPunct(n2, "=") {
-			return nil, false
+		if !p.is(t, '.') || !isName(n1) || !p.is(n2, '=') {
+			return false
 		}
-		name, ok := p.name(n1)
-		if !ok {
-			return nil, false
-		}
-		// Duplicates go to the full parser, which reports them as Zig does.
-		if seen != nil {
-			if _, dup := seen[name]; dup {
-				return nil, false
+		f := node{kind: kindField, start: uint32(n1.start), end: uint32(n1.end)}
+		name := p.src[n1.start:n1.end]
+		if n1.typ == tokQuotedIdent {
+			var ok bool
+			if name, ok = p.quotedName(n1); !ok {
+				return false
 			}
-			seen[name] = struct{}{}
+			f.flags, f.aux = flagStr, p.str(name)
+		}
+		// Duplicates go to the error path, which reports them as Zig does.
+		nfields := len(p.stack) - base
+		if names != nil {
+			if _, dup := names[name]; dup {
+				return false
+			}
+			names[name] = struct{}{}
 		} else {
-			for i := range v.Fields {
-				if v.Fields[i].Name == name {
-					return nil, false
+			for _, k := range p.stack[base:] {
+				if p.t.fieldName(p.t.node(k)) == name {
+					return false
 				}
 			}
-			if len(v.Fields) == 8 {
-				seen = make(map[string]struct{}, 16)
-				for i := range v.Fields {
-					seen[v.Fields[i].Name] = struct{}{}
+			if nfields == 8 {
+				names = make(map[string]struct{}, 16)
+				for _, k := range p.stack[base:] {
+					names[p.t.fieldName(p.t.node(k))] = struct{}{}
 				}
-				seen[name] = struct{}{}
+				names[name] = struct{}{}
 			}
 		}
 		p.advance(3)
-		fv, ok := p.value()
-		if !ok {
-			return nil, false
+		p.stack = append(p.stack, p.t.add(f))
+		if _, ok := p.value(); !ok {
+			return false
 		}
-		v.Fields = append(v.Fields, Field{
-			Name:     name,
-			NameSpan: diag.Span{File: p.file, Start: p.pos(n1), End: p.endPos(n1)},
-			Value:    fv,
-		})
-		if closed, ok := p.afterElement(v, dot); closed || !ok {
-			return v, ok
+		if closed, ok := p.afterElement(); closed || !ok {
+			return ok
 		}
 	}
 }
 
-// afterElement reads what follows an element of the container v opened at
-// dot: a ',' (and maybe the closing '}'), or the '}'. closed says the
-// container ended; ok is false for anything else.
-func (p *fastParser) afterElement(v *Value, dot rawTok) (closed, ok bool) {
+// afterElement reads what follows an element: a ',' (and maybe the
+// closing '}'), or the '}', which it leaves next. closed says the container
+// ends; ok is false for anything else.
+func (p *fastParser) afterElement() (closed, ok bool) {
 	t := p.peek(0)
-	if p.isPunct(t, ",") {
+	if p.is(t, ',') {
 		p.advance(1)
 		t = p.peek(0)
-	} else if !p.isPunct(t, "}") {
+	} else if !p.is(t, '}') {
 		return false, false
 	}
-	if p.isPunct(t, "}") {
-		p.advance(1)
-		v.Span = diag.Span{File: p.file, Start: p.pos(dot), End: p.endPos(t)}
-		return true, p.plainEnd()
-	}
-	return false, true
+	return p.is(t, '}'), true
 }

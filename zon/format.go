@@ -11,7 +11,14 @@ import (
 // Literals keep their source spelling, every comment is kept, a single
 // blank line between elements is kept, and the value never changes.
 func Format(doc *Document) []byte {
-	f := &formatter{src: doc.Src, comments: doc.Comments}
+	out, _ := format(doc)
+	return out
+}
+
+// format is Format, also returning how many steps it took: source bytes and
+// comments looked at, elements laid out. The linearity test counts them.
+func format(doc *Document) ([]byte, int) {
+	f := &formatter{src: doc.Src, comments: doc.Comments, root: doc.Value, line: 1}
 	f.topComments(doc.Value.Span.Start.Offset)
 	f.value(doc.Value, 0)
 	// Comments after the value.
@@ -21,7 +28,7 @@ func Format(doc *Document) []byte {
 		f.trailing(c, 0)
 	}
 	f.out.WriteByte('\n')
-	return f.out.Bytes()
+	return f.out.Bytes(), f.steps
 }
 
 type formatter struct {
@@ -33,6 +40,15 @@ type formatter struct {
 	// more may go on that line, or the comment would swallow it.
 	commentOpen bool
 	out         bytes.Buffer
+	steps       int
+	// root is the document's value. cmt and ml are where multiline's
+	// searches resume in comments and in mls, the offsets of the
+	// multiline strings (found on first use). lineOff and line are where
+	// lineAt resumes counting lines.
+	root          *Value
+	cmt, ml       int
+	mls           []int
+	lineOff, line int
 }
 
 func (f *formatter) newline(indent int) {
@@ -78,6 +94,7 @@ func (f *formatter) topComments(off int) {
 // own at indent. keepBlank says whether a blank line before the first may be kept.
 func (f *formatter) ownLineComments(limit, indent int, keepBlank bool) {
 	for f.next < len(f.comments) && f.comments[f.next].Offset < limit {
+		f.steps++
 		c := f.comments[f.next]
 		f.next++
 		if keepBlank && f.blankBetween(f.last, c.Offset) {
@@ -95,6 +112,7 @@ func (f *formatter) ownLineComments(limit, indent int, keepBlank bool) {
 func (f *formatter) blankBetween(from, to int) bool {
 	nl := -1
 	for i := from; i < to; i++ {
+		f.steps++
 		switch f.src[i] {
 		case '\n':
 			if nl >= 0 {
@@ -109,82 +127,60 @@ func (f *formatter) blankBetween(from, to int) bool {
 	return false
 }
 
-// hasMultiline reports whether v is or holds a multiline string.
-func hasMultiline(v *Value) bool {
+// multiline decides the layout of a container with elements es: one
+// element a line when it ends in a trailing comma, or holds a comment or a
+// multiline string. Containers are asked in source order, so the searches
+// for comments and multiline strings resume where the last one stopped, and
+// the whole layout is linear in the input.
+func (f *formatter) multiline(v *Value, es []elem) bool {
+	// A trailing comma is the token after the last element.
+	if off := f.skipTrivia(es[len(es)-1].value.Span.End.Offset); off < len(f.src) && f.src[off] == ',' {
+		return true
+	}
+	start, end := v.Span.Start.Offset, v.Span.End.Offset-1
+	for f.cmt < len(f.comments) && f.comments[f.cmt].Offset <= start {
+		f.cmt++
+		f.steps++
+	}
+	if f.cmt < len(f.comments) && f.comments[f.cmt].Offset < end {
+		return true
+	}
+	if f.mls == nil {
+		f.mls = []int{}
+		f.findMultiline(f.root)
+	}
+	for f.ml < len(f.mls) && f.mls[f.ml] < start {
+		f.ml++
+		f.steps++
+	}
+	return f.ml < len(f.mls) && f.mls[f.ml] < end
+}
+
+// findMultiline lists where the multiline strings under v start, in source
+// order.
+func (f *formatter) findMultiline(v *Value) {
+	f.steps++
 	switch v.Kind {
 	case KindString:
-		return v.Multiline
+		if v.Multiline {
+			f.mls = append(f.mls, v.Span.Start.Offset)
+		}
 	case KindStruct:
 		for _, fl := range v.Fields {
-			if hasMultiline(fl.Value) {
-				return true
-			}
+			f.findMultiline(fl.Value)
 		}
 	case KindTuple:
 		for _, e := range v.Elems {
-			if hasMultiline(e) {
-				return true
-			}
+			f.findMultiline(e)
 		}
 	}
-	return false
-}
-
-// multiline decides the layout of a container.
-func (f *formatter) multiline(v *Value) bool {
-	// A trailing comma: the last non-trivia byte before the closing brace.
-	end := v.Span.End.Offset - 1
-	i := end - 1
-	for i > v.Span.Start.Offset {
-		switch f.src[i] {
-		case ' ', '\t', '\r', '\n':
-			i--
-			continue
-		}
-		// Skip back over a comment on this line.
-		ls := i
-		for ls > 0 && f.src[ls-1] != '\n' {
-			ls--
-		}
-		if c := bytes.Index(f.src[ls:i+1], []byte("//")); c >= 0 && !inQuotes(f.src[ls:ls+c]) {
-			i = ls + c - 1
-			continue
-		}
-		break
-	}
-	if f.src[i] == ',' {
-		return true
-	}
-	for _, c := range f.comments {
-		if c.Offset > v.Span.Start.Offset && c.Offset < end {
-			return true
-		}
-	}
-	return hasMultiline(v)
-}
-
-// inQuotes reports whether a line prefix ends inside a string literal, so
-// that "//" in it is not a comment.
-func inQuotes(b []byte) bool {
-	in := false
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			if in {
-				i++
-			} else if i+1 < len(b) && b[i+1] == '\\' {
-				return true // a multiline string line: all content
-			}
-		case '"':
-			in = !in
-		}
-	}
-	return in
 }
 
 // skipTrivia returns the offset of the first byte at or after off that is
 // not white space or part of a comment.
 func (f *formatter) skipTrivia(off int) int {
+	start := off
+	defer func() { f.steps += off - start }()
 	for off < len(f.src) {
 		switch f.src[off] {
 		case ' ', '\t', '\r', '\n':
@@ -253,6 +249,7 @@ func (f *formatter) elems(v *Value) []elem {
 			for dot > 0 && f.src[dot] != '.' {
 				dot--
 			}
+			f.steps += fl.NameSpan.Start.Offset - dot
 			name := string(f.src[fl.NameSpan.Start.Offset:fl.NameSpan.End.Offset])
 			es = append(es, elem{start: dot, name: name, value: fl.Value})
 		}
@@ -279,7 +276,7 @@ func (f *formatter) container(v *Value, indent int) {
 		f.out.WriteString(".{}")
 		return
 	}
-	if !f.multiline(v) {
+	if !f.multiline(v, es) {
 		if len(es) == 1 && v.Kind == KindTuple {
 			f.out.WriteString(".{")
 			f.elem(es[0], indent)
@@ -288,6 +285,7 @@ func (f *formatter) container(v *Value, indent int) {
 		}
 		f.out.WriteString(".{ ")
 		for i, e := range es {
+			f.steps++
 			if i > 0 {
 				f.out.WriteString(", ")
 			}
@@ -298,6 +296,7 @@ func (f *formatter) container(v *Value, indent int) {
 	}
 	f.out.WriteString(".{")
 	for i, e := range es {
+		f.steps++
 		// Comments before the element, on their own lines.
 		wrote := f.next
 		f.ownLineComments(e.start, indent+1, i > 0)
@@ -318,6 +317,7 @@ func (f *formatter) container(v *Value, indent int) {
 			limit = es[i+1].start
 		}
 		for f.next < len(f.comments) {
+			f.steps++
 			c := f.comments[f.next]
 			if c.Offset >= limit || c.OwnLine || c.Line != f.lineAfterComma(e.value, endLine) {
 				break
@@ -339,11 +339,22 @@ func (f *formatter) lineAfterComma(v *Value, endLine int) int {
 	if v.Kind == KindString && v.Multiline {
 		off := f.skipTrivia(v.Span.End.Offset)
 		if off < len(f.src) && f.src[off] == ',' {
-			line := 1 + bytes.Count(f.src[:off], []byte{'\n'})
-			return line
+			return f.lineAt(off)
 		}
 	}
 	return endLine
+}
+
+// lineAt is the line of offset off. It is asked in source order and counts
+// on from where it was last asked.
+func (f *formatter) lineAt(off int) int {
+	if off < f.lineOff {
+		f.lineOff, f.line = 0, 1
+	}
+	f.steps += off - f.lineOff
+	f.line += bytes.Count(f.src[f.lineOff:off], []byte{'\n'})
+	f.lineOff = off
+	return f.line
 }
 
 func (f *formatter) hasCommentBefore(off int) bool {

@@ -24,13 +24,17 @@ func addCorpusSeeds(f *testing.F) {
 	}
 }
 
-// FuzzParse: no panic; an error is a diagnostic inside the input; a value
-// renders as valid JSON, the fast path agrees with participle, and fmt keeps
-// the value and comments and is idempotent.
+// FuzzParse: no panic; an error is a diagnostic inside the input, the same
+// one the participle reference gives; a value renders as valid JSON, the
+// fast path agrees with participle, the tree's nodes with the values made
+// from them, and fmt keeps the value and comments and is idempotent.
 func FuzzParse(f *testing.F) {
 	addCorpusSeeds(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		doc, err := ParseDocument("f.zon", src)
+		if len(src) <= 4096 {
+			checkMatchesSlow(t, src)
+		}
 		if err != nil {
 			var d *diag.Diagnostic
 			if !errors.As(err, &d) {
@@ -50,6 +54,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		checkFastMatchesSlow(t, src)
+		checkTreeMatchesValues(t, src)
 		checkFormatRoundTrip(t, src)
 	})
 }

@@ -7,8 +7,6 @@ package zon
 // Comments are not tokens; they are kept aside for the formatter.
 
 import (
-	"io"
-
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
@@ -27,32 +25,15 @@ const (
 	tokDocComment                                // /// or //!
 )
 
-func symbols() map[string]lexer.TokenType {
-	return map[string]lexer.TokenType{
-		"EOF":         lexer.EOF,
-		"Ident":       tokIdent,
-		"QuotedIdent": tokQuotedIdent,
-		"Keyword":     tokKeyword,
-		"Builtin":     tokBuiltin,
-		"String":      tokString,
-		"MLString":    tokMLString,
-		"Char":        tokChar,
-		"Number":      tokNumber,
-		"Punct":       tokPunct,
-		"Invalid":     tokInvalid,
-		"DocComment":  tokDocComment,
-	}
-}
-
-// tokenDescription is how an error names a token kind, in Zig's words.
-func tokenDescription(t lexer.Token) string {
-	switch t.Type {
+// describeToken is how an error names a token, in Zig's words.
+func describeToken(typ lexer.TokenType, text string) string {
+	switch typ {
 	case lexer.EOF:
 		return "'EOF'"
 	case tokIdent, tokQuotedIdent:
 		return "an identifier"
 	case tokKeyword:
-		return "'" + t.Value + "'"
+		return "'" + text + "'"
 	case tokBuiltin:
 		return "a builtin function"
 	case tokString, tokMLString:
@@ -66,7 +47,7 @@ func tokenDescription(t lexer.Token) string {
 	case tokDocComment:
 		return "a document comment"
 	}
-	return "'" + t.Value + "'"
+	return "'" + text + "'"
 }
 
 // keywords is Zig 0.15's keyword table (async, await and usingnamespace were
@@ -93,71 +74,11 @@ type Comment struct {
 	OwnLine bool
 }
 
-// lexDef is the participle lexer.Definition. Parsing goes through Lex, which
-// also returns the comments; participle only sees the tokens.
-type lexDef struct{}
-
-func (lexDef) Symbols() map[string]lexer.TokenType { return symbols() }
-
-func (lexDef) Lex(filename string, r io.Reader) (lexer.Lexer, error) {
-	src, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	toks, _ := tokenize(filename, src)
-	return &sliceLexer{toks: toks}, nil
-}
-
-// sliceLexer hands out pre-made tokens.
-type sliceLexer struct {
-	toks []lexer.Token
-	i    int
-}
-
-func (l *sliceLexer) Next() (lexer.Token, error) {
-	t := l.toks[l.i]
-	if l.i < len(l.toks)-1 {
-		l.i++
-	}
-	return t, nil
-}
-
 // rawTok is a token as offsets into the source: no allocation per token.
 type rawTok struct {
 	typ        lexer.TokenType
 	start, end int // byte offsets, end exclusive
 	line, col  int // of start
-}
-
-// scanAll splits src into raw tokens (EOF last) and comments.
-func scanAll(src string) ([]rawTok, []Comment) {
-	s := scanner{src: src, line: 1}
-	toks := make([]rawTok, 0, len(src)/6+2)
-	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
-		s.pos = 3
-	}
-	for {
-		t, ok := s.next()
-		toks = append(toks, t)
-		if !ok {
-			return toks, s.comments
-		}
-	}
-}
-
-// tokenize splits src into participle tokens (EOF last) and comments.
-func tokenize(filename string, src []byte) ([]lexer.Token, []Comment) {
-	text := string(src)
-	raw, comments := scanAll(text)
-	toks := make([]lexer.Token, len(raw))
-	for i, r := range raw {
-		toks[i] = lexer.Token{
-			Type:  r.typ,
-			Value: text[r.start:r.end],
-			Pos:   lexer.Position{Filename: filename, Offset: r.start, Line: r.line, Column: r.col},
-		}
-	}
-	return toks, comments
 }
 
 type scanner struct {
@@ -166,6 +87,8 @@ type scanner struct {
 	line      int
 	lineStart int
 	comments  []Comment
+	// noComments drops comments instead of keeping them in comments.
+	noComments bool
 }
 
 func (s *scanner) tok(typ lexer.TokenType, start int) rawTok {
@@ -295,6 +218,9 @@ func (s *scanner) comment() (rawTok, bool) {
 	text := body
 	if len(text) > 0 && text[len(text)-1] == '\r' {
 		text = text[:len(text)-1]
+	}
+	if s.noComments {
+		return rawTok{}, false
 	}
 	own := true
 	for i := s.lineStart; i < start; i++ {

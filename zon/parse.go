@@ -1,13 +1,15 @@
 package zon
 
 import (
-	"errors"
-	"fmt"
 	"os"
+)
 
-	"github.com/alecthomas/participle/v2"
-	"github.com/alecthomas/participle/v2/lexer"
-	"github.com/chockhq/chock/diag"
+// Diagnostic codes for ZON syntax errors.
+const (
+	CodeSyntax    = "zon-syntax"    // the text is not a Zig expression
+	CodeNotZON    = "zon-not-zon"   // a Zig expression ZON does not allow
+	CodeLiteral   = "zon-literal"   // a malformed number, string, char or name
+	CodeDuplicate = "zon-duplicate" // a struct names a field twice
 )
 
 // Document is a parsed ZON file: its value, its source and its comments.
@@ -42,129 +44,21 @@ func ParseDocument(filename string, src []byte) (doc *Document, err error) {
 	defer func() {
 		// A parser bug must never crash a batch of files: report it instead.
 		if r := recover(); r != nil {
-			doc = nil
-			err = &diag.Diagnostic{
-				Span:     diag.Span{File: filename, Start: diag.Pos{Line: 1, Col: 1}},
-				Severity: diag.Error, Code: CodeSyntax,
-				Message: fmt.Sprintf("internal error: %v", r),
-			}
+			doc, err = nil, internalError(filename, r)
 		}
 	}()
-	if v, comments, ok := fastParse(filename, string(src)); ok {
-		return &Document{File: filename, Src: src, Value: v, Comments: comments}, nil
-	}
-	return parseSlow(filename, src)
-}
-
-// parseSlow runs the participle grammar and the ZON checks. It is the
-// reference the fast path is tested against, and the path that words errors.
-func parseSlow(filename string, src []byte) (*Document, error) {
-	if err := checkDepth(filename, src); err != nil {
+	t, comments, err := parseTree(filename, src, true)
+	if err != nil {
 		return nil, err
 	}
-	toks, comments := tokenize(filename, src)
-	g := newGen(filename, src)
-	plex, lerr := lexer.Upgrade(&sliceLexer{toks: toks})
-	if lerr != nil {
-		return nil, lerr
-	}
-	ast, perr := zonParser.ParseFromLexer(plex)
-	if perr != nil {
-		return nil, g.syntaxError(toks, perr)
-	}
-	v, gerr := g.expr(ast.Expr)
-	if gerr != nil {
-		return nil, gerr
-	}
-	return &Document{File: filename, Src: src, Value: v, Comments: comments}, nil
+	return t.document(comments), nil
 }
 
-// MaxDepth bounds how deeply brackets may nest, so that no input can
-// exhaust the stack of either parser.
+// MaxDepth bounds how deeply brackets may nest, and how deeply keyword
+// expressions and function types (which nest without brackets) may, so
+// that no input can exhaust the stack of a parser. The error path reports
+// it at the token past the bound, unless an error comes before it.
 const MaxDepth = 1000
 
 // CodeTooDeep is the diagnostic code for nesting past MaxDepth.
 const CodeTooDeep = "zon-too-deep"
-
-func checkDepth(filename string, src []byte) error {
-	text := string(src)
-	toks, _ := scanAll(text)
-	depth := 0
-	for _, t := range toks {
-		if t.typ != tokPunct {
-			continue
-		}
-		switch text[t.start:t.end] {
-		case "{", "(", "[":
-			depth++
-			if depth > MaxDepth {
-				p := diag.Pos{Line: t.line, Col: t.col, Offset: t.start}
-				return &diag.Diagnostic{
-					Span:     diag.Span{File: filename, Start: p, End: p},
-					Severity: diag.Error, Code: CodeTooDeep,
-					Message: fmt.Sprintf("nesting deeper than %d levels", MaxDepth),
-				}
-			}
-		case "}", ")", "]":
-			depth--
-		}
-	}
-	return nil
-}
-
-// syntaxError turns a participle error into a Zig-worded diagnostic.
-func (g *gen) syntaxError(toks []lexer.Token, err error) error {
-	var perr participle.Error
-	if !errors.As(err, &perr) {
-		return err
-	}
-	at := perr.Position()
-	// Find the offending token and the one before it.
-	idx := len(toks) - 1
-	for i, t := range toks {
-		if t.Pos.Offset >= at.Offset {
-			idx = i
-			break
-		}
-	}
-	found := toks[idx]
-	msg := "expected expression, found " + tokenDescription(found)
-	if idx > 0 {
-		prev := toks[idx-1]
-		depth := 0
-		for _, t := range toks[:idx] {
-			if t.Type == tokPunct {
-				switch t.Value {
-				case "{", "(", "[":
-					depth++
-				case "}", ")", "]":
-					depth--
-				}
-			}
-		}
-		endsValue := prev.Type != tokPunct || prev.Value == "}" || prev.Value == ")" || prev.Value == "]" || prev.Value == ".*"
-		switch {
-		case prev.Type == tokPunct && prev.Value == "." && found.Type != tokInvalid:
-			msg = "expected pointer dereference, optional unwrap, or field access, found " + tokenDescription(found)
-		case endsValue && prev.Type != tokKeyword && depth == 0:
-			msg = "expected 'EOF', found " + tokenDescription(found)
-		case endsValue && prev.Type != tokKeyword:
-			msg = "expected ',' after initializer"
-		case prev.Type == tokPunct && prev.Value == "," && found.Type == tokPunct && found.Value != "}":
-			msg = "expected field initializer or expression, found " + tokenDescription(found)
-		}
-	}
-	p := lpos(found.Pos)
-	if idx > 0 && toks[idx-1].Pos.Line != found.Pos.Line {
-		// Like Zig, point just past the previous token when the offending
-		// one starts a new line: that is where something is missing.
-		prev := toks[idx-1]
-		p = g.pos(prev.Pos.Offset + len(prev.Value))
-	}
-	return &diag.Diagnostic{
-		Span:     diag.Span{File: g.file, Start: p, End: p},
-		Severity: diag.Error,
-		Code:     CodeSyntax,
-		Message:  msg,
-	}
-}

@@ -39,25 +39,43 @@ type decoder struct {
 	file  string
 	src   []byte
 	diags diag.List
+	// slab hands out Rules in blocks, which a large policy holds
+	// hundreds of thousands of; each block is twice the last, up to 1024.
+	slab     []Rule
+	slabSize int
+}
+
+// newRule keeps r in the slab and returns where.
+func (d *decoder) newRule(r Rule) *Rule {
+	if len(d.slab) == 0 {
+		d.slabSize = min(1024, max(16, 2*d.slabSize))
+		d.slab = make([]Rule, d.slabSize)
+	}
+	p := &d.slab[0]
+	*p = r
+	d.slab = d.slab[1:]
+	return p
 }
 
 // Load parses and decodes a chock.zon. A syntax error yields a nil Config
 // and that one diagnostic; otherwise every decoding problem is collected.
+// It reads the document as a compact zon.Tree, which is dropped once the
+// Config is built.
 func Load(file string, src []byte) (*Config, diag.List) {
-	doc, err := zon.ParseDocument(file, src)
+	t, err := zon.ParseTree(file, src)
 	if err != nil {
 		return nil, syntaxDiag(file, err)
 	}
-	return Decode(doc)
+	return Decode(t)
 }
 
 // LoadOrg parses and decodes an org bundle source.
 func LoadOrg(file string, src []byte) (*Org, diag.List) {
-	doc, err := zon.ParseDocument(file, src)
+	t, err := zon.ParseTree(file, src)
 	if err != nil {
 		return nil, syntaxDiag(file, err)
 	}
-	return DecodeOrg(doc)
+	return DecodeOrg(t)
 }
 
 func syntaxDiag(file string, err error) diag.List {
@@ -69,31 +87,33 @@ func syntaxDiag(file string, err error) diag.List {
 }
 
 // Decode turns a parsed document into a Config.
-func Decode(doc *zon.Document) (*Config, diag.List) {
-	d := &decoder{file: doc.File, src: doc.Src}
-	c := &Config{File: doc.File, Span: doc.Value.Span}
-	c.Policy.Span = doc.Value.Span
-	for _, f := range d.fields(doc.Value, "the file", nil) {
+func Decode(t *zon.Tree) (*Config, diag.List) {
+	d := &decoder{file: t.File, src: t.Src}
+	root := t.Root()
+	c := &Config{File: t.File, Span: root.Span()}
+	c.Policy.Span = c.Span
+	for i, n := 0, d.fields(root, "the file", nil); i < n; i++ {
+		f, _ := d.field(root, i, "the file", nil)
 		switch f.Name {
 		case "policy":
 			c.Policy = d.policy(f.Value)
 		case "secrets":
-			for _, e := range d.list(f.Value, ".secrets") {
-				if s := d.secret(e); s != nil {
+			for j, n := 0, d.listLen(f.Value, ".secrets"); j < n; j++ {
+				if s := d.secret(f.Value.Elem(j)); s != nil {
 					c.Secrets = append(c.Secrets, s)
 				}
 			}
 		case "mcp_servers":
-			for _, e := range d.list(f.Value, ".mcp_servers") {
-				if s := d.server(e); s != nil {
+			for j, n := 0, d.listLen(f.Value, ".mcp_servers"); j < n; j++ {
+				if s := d.server(f.Value.Elem(j)); s != nil {
 					c.Servers = append(c.Servers, s)
 				}
 			}
 		case "credentials":
 			c.Credentials = d.credentials(f.Value)
 		case "expect":
-			for _, e := range d.list(f.Value, ".expect") {
-				if x := d.expectation(e); x != nil {
+			for j, n := 0, d.listLen(f.Value, ".expect"); j < n; j++ {
+				if x := d.expectation(f.Value.Elem(j)); x != nil {
 					c.Expect = append(c.Expect, x)
 				}
 			}
@@ -101,7 +121,7 @@ func Decode(doc *zon.Document) (*Config, diag.List) {
 			// The rest of Chock reads other top-level fields; a near miss of
 			// one of ours is a typo.
 			if near := nearest(f.Name, Blocks); near != "" {
-				d.add(f.NameSpan, diag.Error, CodeUnknownBlock,
+				d.add(f.NameSpan(), diag.Error, CodeUnknownBlock,
 					fmt.Sprintf("unknown block .%s", f.Name), fmt.Sprintf("did you mean .%s?", near))
 			}
 		}
@@ -110,18 +130,25 @@ func Decode(doc *zon.Document) (*Config, diag.List) {
 }
 
 // DecodeOrg turns a parsed document into an Org.
-func DecodeOrg(doc *zon.Document) (*Org, diag.List) {
-	d := &decoder{file: doc.File, src: doc.Src}
-	o := &Org{File: doc.File, Span: doc.Value.Span}
-	o.Policy.Span = doc.Value.Span
+func DecodeOrg(t *zon.Tree) (*Org, diag.List) {
+	d := &decoder{file: t.File, src: t.Src}
+	root := t.Root()
+	o := &Org{File: t.File, Span: root.Span()}
+	o.Policy.Span = o.Span
 	o.Policy.Default = Allow // an org layer with no default sets no ceiling
 	hasName := false
-	for _, f := range d.fields(doc.Value, "an org bundle source", []string{"name", "version", "policy"}) {
+	const what = "an org bundle source"
+	known := []string{"name", "version", "policy"}
+	for i, n := 0, d.fields(root, what, known); i < n; i++ {
+		f, ok := d.field(root, i, what, known)
+		if !ok {
+			continue
+		}
 		switch f.Name {
 		case "name":
 			o.Name, hasName = d.text(f.Value, ".name")
 			if hasName && o.Name.Value == "" {
-				d.add(f.Value.Span, diag.Error, CodeOrgName, "the org bundle's .name is empty", "name the organisation, such as .name = \"acme\"")
+				d.add(f.Value.Span(), diag.Error, CodeOrgName, "the org bundle's .name is empty", "name the organisation, such as .name = \"acme\"")
 			}
 		case "version":
 			o.Version, _ = d.text(f.Value, ".version")
@@ -132,26 +159,26 @@ func DecodeOrg(doc *zon.Document) (*Org, diag.List) {
 				o.Policy.Default = def
 			}
 		case "secrets":
-			d.add(f.NameSpan, diag.Error, CodeOrgSecrets, "an org bundle cannot hold .secrets",
+			d.add(f.NameSpan(), diag.Error, CodeOrgSecrets, "an org bundle cannot hold .secrets",
 				"there is no org layer for secrets: an org may only narrow, so move secret entries to the project's chock.zon")
 		case "mcp_servers":
-			d.add(f.NameSpan, diag.Error, CodeOrgServers, "an org bundle cannot hold .mcp_servers",
+			d.add(f.NameSpan(), diag.Error, CodeOrgServers, "an org bundle cannot hold .mcp_servers",
 				"servers are configured by the project; an org narrows them through .policy rules such as mcp.<server>.*")
 		}
 	}
 	if !hasName {
-		d.add(startSpan(doc.Value.Span), diag.Error, CodeOrgName, "the org bundle has no .name", "add .name = \"your-org\"")
+		d.add(startSpan(o.Span), diag.Error, CodeOrgName, "the org bundle has no .name", "add .name = \"your-org\"")
 	}
 	return o, d.diags
 }
 
 // require reports every needed field the entry v lacks; it returns true
 // when none is missing.
-func (d *decoder) require(v *zon.Value, what string, needs ...need) bool {
+func (d *decoder) require(v zon.Node, what string, needs ...need) bool {
 	ok := true
 	for _, n := range needs {
 		if !n.given {
-			d.add(startSpan(v.Span), diag.Error, CodeMissingField, fmt.Sprintf("%s needs .%s", what, n.field), "add "+n.example)
+			d.add(startSpan(v.Span()), diag.Error, CodeMissingField, fmt.Sprintf("%s needs .%s", what, n.field), "add "+n.example)
 			ok = false
 		}
 	}
@@ -175,8 +202,8 @@ func (d *decoder) add(span diag.Span, sev diag.Severity, code, msg, hint string)
 	d.diags = append(d.diags, &diag.Diagnostic{Span: span, Severity: sev, Code: code, Message: msg, Hint: hint})
 }
 
-func describe(v *zon.Value) string {
-	switch v.Kind {
+func describe(v zon.Node) string {
+	switch v.Kind() {
 	case zon.KindStruct:
 		return "a struct"
 	case zon.KindTuple:
@@ -186,7 +213,7 @@ func describe(v *zon.Value) string {
 	case zon.KindString:
 		return "a string"
 	case zon.KindEnum:
-		return "an enum literal ." + v.Str
+		return "an enum literal ." + v.Str()
 	case zon.KindChar:
 		return "a character"
 	case zon.KindInt:
@@ -199,38 +226,57 @@ func describe(v *zon.Value) string {
 	return "null"
 }
 
-func (d *decoder) wrongType(v *zon.Value, what, want string) {
-	d.add(v.Span, diag.Error, CodeWrongType, fmt.Sprintf("%s is %s, want %s", what, describe(v), want), "")
+func (d *decoder) wrongType(v zon.Node, what, want string) {
+	d.add(v.Span(), diag.Error, CodeWrongType, fmt.Sprintf("%s is %s, want %s", what, describe(v), want), "")
 }
 
+// field is one field of a struct being decoded.
+type field struct {
+	Name  string
+	Value zon.Node
+	strct zon.Node
+	index int
+}
+
+// NameSpan is where the field's name is written.
+func (f field) NameSpan() diag.Span { return f.strct.FieldNameSpan(f.index) }
+
 // fields checks that v is a struct (an empty literal counts as one with no
-// fields) and returns its fields. With known non-nil, a field not in it is
-// an unknown-field error with a did-you-mean, and is not returned.
-func (d *decoder) fields(v *zon.Value, what string, known []string) []zon.Field {
-	switch v.Kind {
+// fields) and returns how many fields it has. With known non-nil, every
+// field not in it is an unknown-field error with a did-you-mean, and field
+// skips it.
+func (d *decoder) fields(v zon.Node, what string, known []string) int {
+	var n int
+	switch v.Kind() {
 	case zon.KindEmpty:
-		return nil
+		return 0
 	case zon.KindStruct:
+		n = v.Len()
 	default:
 		d.wrongType(v, what, "a struct .{ .field = value, ... }")
-		return nil
+		return 0
 	}
-	if known == nil {
-		return v.Fields
-	}
-	out := v.Fields[:0:0]
-	for _, f := range v.Fields {
-		if contains(known, f.Name) || (what == "an org bundle source" && (f.Name == "secrets" || f.Name == "mcp_servers")) {
-			out = append(out, f)
-			continue
+	for i := 0; i < n && known != nil; i++ {
+		if name := v.FieldName(i); !isKnown(name, what, known) {
+			hint := "known fields: ." + strings.Join(known, ", .")
+			if near := nearest(name, known); near != "" {
+				hint = fmt.Sprintf("did you mean .%s?", near)
+			}
+			d.add(v.FieldNameSpan(i), diag.Error, CodeUnknownField, fmt.Sprintf("unknown field .%s in %s", name, what), hint)
 		}
-		hint := "known fields: ." + strings.Join(known, ", .")
-		if near := nearest(f.Name, known); near != "" {
-			hint = fmt.Sprintf("did you mean .%s?", near)
-		}
-		d.add(f.NameSpan, diag.Error, CodeUnknownField, fmt.Sprintf("unknown field .%s in %s", f.Name, what), hint)
 	}
-	return out
+	return n
+}
+
+func isKnown(name, what string, known []string) bool {
+	return known == nil || contains(known, name) || (what == "an org bundle source" && (name == "secrets" || name == "mcp_servers"))
+}
+
+// field returns field i of struct v; ok is false for a field fields
+// reported as unknown.
+func (d *decoder) field(v zon.Node, i int, what string, known []string) (f field, ok bool) {
+	f = field{Name: v.FieldName(i), Value: v.FieldValue(i), strct: v, index: i}
+	return f, isKnown(f.Name, what, known)
 }
 
 func contains(list []string, s string) bool {
@@ -242,30 +288,31 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// list checks that v is a list (or an empty literal) and returns its elements.
-func (d *decoder) list(v *zon.Value, what string) []*zon.Value {
-	switch v.Kind {
+// listLen checks that v is a list (or an empty literal) and returns how
+// many elements it has.
+func (d *decoder) listLen(v zon.Node, what string) int {
+	switch v.Kind() {
 	case zon.KindTuple:
-		return v.Elems
+		return v.Len()
 	case zon.KindEmpty:
-		return nil
+		return 0
 	}
 	d.wrongType(v, what, "a list .{ ... }")
-	return nil
+	return 0
 }
 
-func (d *decoder) text(v *zon.Value, what string) (Text, bool) {
-	if v.Kind != zon.KindString {
+func (d *decoder) text(v zon.Node, what string) (Text, bool) {
+	if v.Kind() != zon.KindString {
 		d.wrongType(v, what, "a string")
 		return Text{}, false
 	}
-	return Text{Value: v.Str, Span: v.Span}, true
+	return Text{Value: v.Str(), Span: v.Span()}, true
 }
 
 // name reads an enumerated value written as an enum literal or a string.
-func (d *decoder) name(v *zon.Value, what string) (string, bool) {
-	if v.Kind == zon.KindEnum || v.Kind == zon.KindString {
-		return v.Str, true
+func (d *decoder) name(v zon.Node, what string) (string, bool) {
+	if k := v.Kind(); k == zon.KindEnum || k == zon.KindString {
+		return v.Str(), true
 	}
 	d.wrongType(v, what, "an enum literal or a string")
 	return "", false
@@ -318,7 +365,7 @@ func (d *decoder) pattern(t Text) (action.Pattern, bool) {
 // enum reads an enumerated value, written as an enum literal or a string,
 // and returns its index in names. An unknown name is reported with code,
 // naming the nearest known one.
-func (d *decoder) enum(v *zon.Value, what, noun, code string, names []string) (int, bool) {
+func (d *decoder) enum(v zon.Node, what, noun, code string, names []string) (int, bool) {
 	n, ok := d.name(v, what)
 	if !ok {
 		return 0, false
@@ -328,7 +375,7 @@ func (d *decoder) enum(v *zon.Value, what, noun, code string, names []string) (i
 	}
 	// Suggest in the form the value was written: "header" or .allow.
 	form := func(name string) string {
-		if v.Kind == zon.KindString {
+		if v.Kind() == zon.KindString {
 			return strconv.Quote(name)
 		}
 		return "." + name
@@ -341,40 +388,49 @@ func (d *decoder) enum(v *zon.Value, what, noun, code string, names []string) (i
 	if near := nearest(n, names); near != "" {
 		hint = fmt.Sprintf("did you mean %s?", form(near))
 	}
-	d.add(v.Span, diag.Error, code, fmt.Sprintf("unknown %s %q", noun, n), hint)
+	d.add(v.Span(), diag.Error, code, fmt.Sprintf("unknown %s %q", noun, n), hint)
 	return 0, false
 }
 
-func (d *decoder) decision(v *zon.Value, what string) (Decision, bool) {
+func (d *decoder) decision(v zon.Node, what string) (Decision, bool) {
 	i, ok := d.enum(v, what, "decision", CodeUnknownDecision, decisionNames)
 	return Decision(i), ok
 }
 
-func (d *decoder) policy(v *zon.Value) Policy {
-	p := Policy{Span: v.Span, Present: true}
-	for _, f := range d.fields(v, ".policy", []string{"default", "allow", "ask", "deny", "rules"}) {
+func (d *decoder) policy(v zon.Node) Policy {
+	p := Policy{Span: v.Span(), Present: true}
+	known := []string{"default", "allow", "ask", "deny", "rules"}
+	for i, n := 0, d.fields(v, ".policy", known); i < n; i++ {
+		f, ok := d.field(v, i, ".policy", known)
+		if !ok {
+			continue
+		}
 		switch f.Name {
 		case "default":
 			if dec, ok := d.decision(f.Value, ".policy.default"); ok {
-				p.Default, p.DefaultSet, p.DefaultSpan = dec, true, f.Value.Span
+				p.Default, p.DefaultSet, p.DefaultSpan = dec, true, f.Value.Span()
 			}
 		case "allow", "ask", "deny":
 			dec, _ := ParseDecision(f.Name)
-			if f.Name == "allow" && (f.Value.Kind == zon.KindTuple || f.Value.Kind == zon.KindEmpty) {
-				p.AllowSpan, p.HasAllow = f.Value.Span, true
+			if k := f.Value.Kind(); f.Name == "allow" && (k == zon.KindTuple || k == zon.KindEmpty) {
+				p.AllowSpan, p.HasAllow = f.Value.Span(), true
 			}
-			for _, e := range d.list(f.Value, ".policy."+f.Name) {
-				t, ok := d.text(e, "an entry of .policy."+f.Name)
+			var decisionSpan diag.Span
+			for j, n := 0, d.listLen(f.Value, ".policy."+f.Name); j < n; j++ {
+				t, ok := d.text(f.Value.Elem(j), "an entry of .policy."+f.Name)
 				if !ok {
 					continue
 				}
 				if pat, ok := d.pattern(t); ok {
-					p.Rules = append(p.Rules, &Rule{Pattern: pat, Decision: dec, DecisionSpan: f.NameSpan, Span: t.Span, From: f.Name})
+					if decisionSpan.File == "" {
+						decisionSpan = f.NameSpan()
+					}
+					p.Rules = append(p.Rules, d.newRule(Rule{Pattern: pat, Decision: dec, DecisionSpan: decisionSpan, Span: t.Span, From: f.Name}))
 				}
 			}
 		case "rules":
-			for _, e := range d.list(f.Value, ".policy.rules") {
-				if r := d.rule(e); r != nil {
+			for j, n := 0, d.listLen(f.Value, ".policy.rules"); j < n; j++ {
+				if r := d.rule(f.Value.Elem(j)); r != nil {
 					p.Rules = append(p.Rules, r)
 				}
 			}
@@ -383,10 +439,21 @@ func (d *decoder) policy(v *zon.Value) Policy {
 	return p
 }
 
-func (d *decoder) rule(v *zon.Value) *Rule {
-	r := &Rule{From: "rules"}
+// isStruct reports whether v can hold an entry's fields.
+func isStruct(v zon.Node) bool {
+	k := v.Kind()
+	return k == zon.KindStruct || k == zon.KindEmpty
+}
+
+func (d *decoder) rule(v zon.Node) *Rule {
+	r := Rule{From: "rules"}
 	var hasAction, hasDecision, ok = false, false, true
-	for _, f := range d.fields(v, "a rule", []string{"action", "decision", "why"}) {
+	known := []string{"action", "decision", "why"}
+	for i, n := 0, d.fields(v, "a rule", known); i < n; i++ {
+		f, fok := d.field(v, i, "a rule", known)
+		if !fok {
+			continue
+		}
 		switch f.Name {
 		case "action":
 			t, tok := d.text(f.Value, ".action")
@@ -401,25 +468,30 @@ func (d *decoder) rule(v *zon.Value) *Rule {
 		case "decision":
 			hasDecision = true
 			dec, dok := d.decision(f.Value, ".decision")
-			r.Decision, r.DecisionSpan = dec, f.Value.Span
+			r.Decision, r.DecisionSpan = dec, f.Value.Span()
 			ok = ok && dok
 		case "why":
 			r.Why, _ = d.text(f.Value, ".why")
 		}
 	}
-	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
+	if !isStruct(v) {
 		return nil
 	}
 	if !d.require(v, "a rule", need{"action", hasAction, `.action = "exec.path.gh"`}, need{"decision", hasDecision, ".decision = .allow, .ask or .deny"}) || !ok {
 		return nil
 	}
-	return r
+	return d.newRule(r)
 }
 
-func (d *decoder) secret(v *zon.Value) *Secret {
-	s := &Secret{Span: v.Span}
+func (d *decoder) secret(v zon.Node) *Secret {
+	s := &Secret{Span: v.Span()}
 	var hasName, hasTo bool
-	for _, f := range d.fields(v, "a secret", []string{"name", "to", "bind", "as"}) {
+	known := []string{"name", "to", "bind", "as"}
+	for i, n := 0, d.fields(v, "a secret", known); i < n; i++ {
+		f, ok := d.field(v, i, "a secret", known)
+		if !ok {
+			continue
+		}
 		switch f.Name {
 		case "name":
 			s.Name, hasName = d.text(f.Value, ".name")
@@ -429,15 +501,16 @@ func (d *decoder) secret(v *zon.Value) *Secret {
 				s.ToPattern, s.ToOK = d.pattern(s.To)
 			}
 		case "bind":
-			s.BindSpan = f.Value.Span
+			s.BindSpan = f.Value.Span()
 			i, ok := d.enum(f.Value, ".bind", "bind", CodeUnknownBind, bindNames)
-			s.BindSet = s.BindSet || ok || f.Value.Kind == zon.KindString || f.Value.Kind == zon.KindEnum
+			k := f.Value.Kind()
+			s.BindSet = s.BindSet || ok || k == zon.KindString || k == zon.KindEnum
 			s.Bind = Bind(i)
 		case "as":
 			s.As, _ = d.text(f.Value, ".as")
 		}
 	}
-	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
+	if !isStruct(v) {
 		return nil
 	}
 	if !d.require(v, "a secret", need{"name", hasName, `.name = "GITHUB_TOKEN"`}, need{"to", hasTo, `.to = "exec.path.gh", the action pattern it may reach`}) {
@@ -455,25 +528,30 @@ func index(list []string, s string) int {
 	return -1
 }
 
-func (d *decoder) server(v *zon.Value) *Server {
-	s := &Server{Span: v.Span}
+func (d *decoder) server(v zon.Node) *Server {
+	s := &Server{Span: v.Span()}
 	var hasName bool
-	for _, f := range d.fields(v, "a server", []string{"name", "command", "url"}) {
+	known := []string{"name", "command", "url"}
+	for i, n := 0, d.fields(v, "a server", known); i < n; i++ {
+		f, ok := d.field(v, i, "a server", known)
+		if !ok {
+			continue
+		}
 		switch f.Name {
 		case "name":
 			s.Name, hasName = d.text(f.Value, ".name")
 		case "url":
 			s.URL, s.HasURL = d.text(f.Value, ".url")
 		case "command":
-			s.HasCommand, s.CommandSpan = true, f.Value.Span
-			for _, e := range d.list(f.Value, ".command") {
-				if t, ok := d.text(e, "an argument of .command"); ok {
+			s.HasCommand, s.CommandSpan = true, f.Value.Span()
+			for j, n := 0, d.listLen(f.Value, ".command"); j < n; j++ {
+				if t, ok := d.text(f.Value.Elem(j), "an argument of .command"); ok {
 					s.Command = append(s.Command, t)
 				}
 			}
 		}
 	}
-	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
+	if !isStruct(v) {
 		return nil
 	}
 	if !d.require(v, "a server", need{"name", hasName, `.name = "notion"`}) {
@@ -482,20 +560,30 @@ func (d *decoder) server(v *zon.Value) *Server {
 	return s
 }
 
-func (d *decoder) credentials(v *zon.Value) Credentials {
-	c := Credentials{Span: v.Span}
-	for _, f := range d.fields(v, ".credentials", []string{"store"}) {
+func (d *decoder) credentials(v zon.Node) Credentials {
+	c := Credentials{Span: v.Span()}
+	known := []string{"store"}
+	for i, n := 0, d.fields(v, ".credentials", known); i < n; i++ {
+		f, ok := d.field(v, i, ".credentials", known)
+		if !ok {
+			continue
+		}
 		if i, ok := d.enum(f.Value, ".credentials.store", "credential store", CodeUnknownStore, storeNames); ok {
-			c.Store, c.StoreSpan = Store(i), f.Value.Span
+			c.Store, c.StoreSpan = Store(i), f.Value.Span()
 		}
 	}
 	return c
 }
 
-func (d *decoder) expectation(v *zon.Value) *Expectation {
-	x := &Expectation{Span: v.Span}
+func (d *decoder) expectation(v zon.Node) *Expectation {
+	x := &Expectation{Span: v.Span()}
 	var hasAction, hasDecision, ok = false, false, true
-	for _, f := range d.fields(v, "an expectation", []string{"action", "decision", "phase", "layer", "rule"}) {
+	known := []string{"action", "decision", "phase", "layer", "rule"}
+	for i, n := 0, d.fields(v, "an expectation", known); i < n; i++ {
+		f, fok := d.field(v, i, "an expectation", known)
+		if !fok {
+			continue
+		}
 		switch f.Name {
 		case "action":
 			t, tok := d.text(f.Value, ".action")
@@ -526,17 +614,17 @@ func (d *decoder) expectation(v *zon.Value) *Expectation {
 		case "decision":
 			hasDecision = true
 			dec, dok := d.decision(f.Value, ".decision")
-			x.Decision, x.DecisionSpan, ok = dec, f.Value.Span, ok && dok
+			x.Decision, x.DecisionSpan, ok = dec, f.Value.Span(), ok && dok
 		case "phase":
 			i, pok := d.enum(f.Value, ".phase", "phase", CodeUnknownPhase, []string{"loop", "start"})
-			x.Phase, x.PhaseSpan, ok = Phase(i), f.Value.Span, ok && pok
+			x.Phase, x.PhaseSpan, ok = Phase(i), f.Value.Span(), ok && pok
 		case "layer":
 			x.Layer, _ = d.text(f.Value, ".layer")
 		case "rule":
 			x.Rule, _ = d.text(f.Value, ".rule")
 		}
 	}
-	if v.Kind != zon.KindStruct && v.Kind != zon.KindEmpty {
+	if !isStruct(v) {
 		return nil
 	}
 	if !d.require(v, "an expectation", need{"action", hasAction, `.action = "exec.path.gh"`}, need{"decision", hasDecision, ".decision = .allow, .ask or .deny"}) || !ok {

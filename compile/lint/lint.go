@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"hash/maphash"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -24,19 +25,39 @@ type Input struct {
 }
 
 type linter struct {
-	in    Input
-	eval  *native.Evaluator
+	in Input
+	// layers are the project's policy and then each org's, as written.
+	layers []layer
+	// decider decides the actions the checks ask about (see newDecider);
+	// full is every rule's evaluator, built only for any other action.
+	decider, full *native.Evaluator
+	// tools says which servers some rule lets the model use (see toolIndex).
+	tools *toolIndex
 	diags diag.List
+}
+
+// layer is one policy layer as the checks read it.
+type layer struct {
+	kind, name string
+	policy     *config.Policy
 }
 
 // Run checks the input and returns every finding, sorted by position.
 func Run(in Input) diag.List {
-	l := &linter{in: in, eval: native.New(in.Config, in.Orgs)}
-	for _, layer := range l.eval.Layers {
-		if in.Config == nil && layer.Kind == "project" {
+	l := &linter{in: in}
+	project := &config.Policy{} // no project: default deny, as native.New has it
+	if in.Config != nil {
+		project = &in.Config.Policy
+	}
+	l.layers = append(l.layers, layer{"project", "project", project})
+	for _, o := range in.Orgs {
+		l.layers = append(l.layers, layer{"org", o.Name.Value, &o.Policy})
+	}
+	for i := range l.layers {
+		if in.Config == nil && l.layers[i].kind == "project" {
 			continue
 		}
-		l.layer(layer)
+		l.layer(&l.layers[i])
 	}
 	if c := in.Config; c != nil {
 		l.askAtStart(c)
@@ -58,17 +79,16 @@ func at(s diag.Span) string {
 }
 
 // layer runs the checks that look at one layer's rules alone.
-func (l *linter) layer(layer *native.Layer) {
-	seen := map[string]*config.Rule{}
-	for _, r := range layer.Policy.Rules {
+func (l *linter) layer(layer *layer) {
+	first := newFirstRules(layer.policy.Rules)
+	for i, r := range layer.policy.Rules {
 		l.namespace(r)
 		if r.Decision == config.Allow {
 			l.shell(r)
 		}
-		prev, dup := seen[r.Pattern.String()]
+		prev := first.of(i)
 		switch {
-		case !dup:
-			seen[r.Pattern.String()] = r
+		case prev == r:
 		case prev.Decision != r.Decision:
 			l.add(r.Span, CodeRuleConflict,
 				fmt.Sprintf("%q is both %s (%s) and %s here; deny beats ask beats allow, so it is %s",
@@ -77,6 +97,39 @@ func (l *linter) layer(layer *native.Layer) {
 		default:
 			l.add(r.Span, CodeRuleRepeated,
 				fmt.Sprintf("%q is already %s at %s", r.Pattern, r.Decision, at(prev.Span)), "remove one of them")
+		}
+	}
+}
+
+// firstRules finds, for each rule, the first rule with the same pattern:
+// an open-addressing table of rule numbers, 8 to 16 bytes a rule where a
+// map from pattern to rule takes about 56.
+type firstRules struct {
+	rules []*config.Rule
+	slots []int32 // a rule's number plus one; 0 is free
+	seed  maphash.Seed
+}
+
+func newFirstRules(rules []*config.Rule) *firstRules {
+	n := 8
+	for n < 2*len(rules) {
+		n *= 2
+	}
+	return &firstRules{rules: rules, slots: make([]int32, n), seed: maphash.MakeSeed()}
+}
+
+// of returns the first of the rules up to rule i with rule i's pattern. It
+// is asked for each rule in order.
+func (x *firstRules) of(i int) *config.Rule {
+	text := x.rules[i].Pattern.String()
+	mask := uint64(len(x.slots) - 1)
+	for h := maphash.String(x.seed, text) & mask; ; h = (h + 1) & mask {
+		switch k := x.slots[h]; {
+		case k == 0:
+			x.slots[h] = int32(i + 1)
+			return x.rules[i]
+		case x.rules[k-1].Pattern.String() == text:
+			return x.rules[k-1]
 		}
 	}
 }
@@ -170,16 +223,30 @@ var startActions = []action.Pattern{
 	action.MustPattern("model.select"),
 }
 
-// serverSecrets are the names of secrets given to a server.
-func serverSecrets(c *config.Config) map[string]bool {
-	out := map[string]bool{}
+// serverSecret is a secret given to a server: its name and the action
+// that uses it.
+type serverSecret struct {
+	name string
+	use  action.Action
+}
+
+// serverSecrets are the secrets given to a server, each name once, in the
+// order the file gives them.
+func serverSecrets(c *config.Config) []serverSecret {
+	var out []serverSecret
+	seen := map[string]bool{}
 	for _, s := range c.Secrets {
-		if s.ToOK && s.ToPattern.Segments()[0] == "mcp" {
-			out[s.Name.Value] = true
+		if s.ToOK && s.ToPattern.Segments()[0] == "mcp" && !seen[s.Name.Value] {
+			seen[s.Name.Value] = true
+			a, _ := action.ParseAction("secret.use." + s.Name.Value)
+			out = append(out, serverSecret{s.Name.Value, a})
 		}
 	}
 	return out
 }
+
+// secretUses matches every secret.use action.
+var secretUses = action.MustPattern("secret.use.*")
 
 func (l *linter) askAtStart(c *config.Config) {
 	give := serverSecrets(c)
@@ -195,11 +262,10 @@ func (l *linter) askAtStart(c *config.Config) {
 					break
 				}
 			}
-			if what == "" {
-				for name := range give {
-					a, _ := action.ParseAction("secret.use." + name)
-					if r.Pattern.Matches(a) {
-						what = "secret.use." + name + " (a secret given to a server)"
+			if what == "" && action.Overlaps(r.Pattern, secretUses) {
+				for _, g := range give {
+					if r.Pattern.Matches(g.use) {
+						what = "secret.use." + g.name + " (a secret given to a server)"
 						break
 					}
 				}
@@ -216,15 +282,15 @@ func (l *linter) askAtStart(c *config.Config) {
 
 // deadByOrg finds project rules that an org ceiling always overrides.
 func (l *linter) deadByOrg() {
-	project := l.eval.Layers[0]
-	for _, r := range project.Policy.Rules {
+	for _, r := range l.layers[0].policy.Rules {
 		if r.Decision == config.Deny {
 			continue
 		}
-		for _, org := range l.eval.Layers[1:] {
+		for i := range l.layers[1:] {
+			org := &l.layers[1+i]
 			if why := capsAll(org, r); why != "" {
 				l.add(r.Span, CodeRuleDeadByOrg,
-					fmt.Sprintf("%q is %s here, but the org ceiling %q %s", r.Pattern, r.Decision, org.Name, why),
+					fmt.Sprintf("%q is %s here, but the org ceiling %q %s", r.Pattern, r.Decision, org.name, why),
 					"the project cannot widen an org ceiling; drop the rule, or ask the org to change theirs")
 				break
 			}
@@ -234,16 +300,16 @@ func (l *linter) deadByOrg() {
 
 // capsAll says how org lowers every action r matches below r's decision,
 // or returns "" when some action keeps r's decision.
-func capsAll(org *native.Layer, r *config.Rule) string {
+func capsAll(org *layer, r *config.Rule) string {
 	var cover *config.Rule
-	for _, o := range org.Policy.Rules {
+	for _, o := range org.policy.Rules {
 		if o.Decision < r.Decision && action.Covers(o.Pattern, r.Pattern) {
 			if cover == nil || action.Compare(o.Pattern, cover.Pattern) < 0 {
 				cover = o
 			}
 		}
 	}
-	for _, o := range org.Policy.Rules {
+	for _, o := range org.policy.Rules {
 		if o.Decision >= r.Decision && action.Overlaps(o.Pattern, r.Pattern) {
 			if cover == nil || action.Compare(o.Pattern, cover.Pattern) < 0 {
 				return ""
@@ -253,8 +319,8 @@ func capsAll(org *native.Layer, r *config.Rule) string {
 	if cover != nil {
 		return fmt.Sprintf("makes it %s with %q at %s", cover.Decision, cover.Pattern, at(cover.Span))
 	}
-	if org.Policy.DefaultSet && org.Policy.Default < r.Decision {
-		return fmt.Sprintf("makes it %s by its .default at %s", org.Policy.Default, at(org.Policy.DefaultSpan))
+	if p := org.policy; p.DefaultSet && p.Default < r.Decision {
+		return fmt.Sprintf("makes it %s by its .default at %s", p.Default, at(p.DefaultSpan))
 	}
 	return ""
 }
@@ -266,32 +332,48 @@ var (
 	serverRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
+// serverIndex finds servers by name.
+type serverIndex struct {
+	// byFirst holds the servers by the part of their name before any '.',
+	// which is the second segment of their namespace mcp.NAME.*.
+	byFirst map[string][]*config.Server
+	names   map[string]bool
+}
+
+func newServerIndex(c *config.Config) *serverIndex {
+	x := &serverIndex{byFirst: map[string][]*config.Server{}, names: map[string]bool{}}
+	for _, s := range c.Servers {
+		first, _, _ := strings.Cut(s.Name.Value, ".")
+		x.byFirst[first] = append(x.byFirst[first], s)
+		x.names[s.Name.Value] = true
+	}
+	return x
+}
+
 // serversReached returns the configured servers whose whole namespace a
 // secret's pattern covers (mcp.S.* or mcp.*), and whether it names a server
-// that is not configured.
-func serversReached(c *config.Config, p action.Pattern) (reached []*config.Server, unknown string) {
+// that is not configured. A pattern whose second segment is a literal can
+// only cover the servers that segment names, so only those are tried.
+func (x *serverIndex) serversReached(c *config.Config, p action.Pattern) (reached []*config.Server, unknown string) {
 	segs := p.Segments()
-	for _, s := range c.Servers {
+	candidates := c.Servers
+	if len(segs) >= 2 && p.Kind(1) == action.Literal {
+		candidates = x.byFirst[segs[1]]
+		if !x.names[segs[1]] {
+			unknown = segs[1]
+		}
+	}
+	for _, s := range candidates {
 		ns, err := action.ParsePattern("mcp." + s.Name.Value + ".*")
 		if err == nil && action.Covers(p, ns) {
 			reached = append(reached, s)
-		}
-	}
-	if len(segs) >= 2 && p.Kind(1) == action.Literal {
-		found := false
-		for _, s := range c.Servers {
-			if s.Name.Value == segs[1] {
-				found = true
-			}
-		}
-		if !found {
-			unknown = segs[1]
 		}
 	}
 	return reached, unknown
 }
 
 func (l *linter) secrets(c *config.Config) {
+	servers := newServerIndex(c)
 	seen := map[string]*config.Secret{}
 	for _, s := range c.Secrets {
 		name := s.Name.Value
@@ -317,7 +399,7 @@ func (l *linter) secrets(c *config.Config) {
 					`a program takes bind = "env" or "file"; only a remote server takes a header`)
 			}
 		case "mcp":
-			l.serverSecret(c, s)
+			l.serverSecret(c, servers, s)
 		case "plugin":
 			l.add(s.To.Span, CodeSecretToPlugin, fmt.Sprintf("secret %s is for %q, but a plugin is given nothing today", name, s.To.Value), "")
 			continue
@@ -337,18 +419,16 @@ func (l *linter) secrets(c *config.Config) {
 		}
 		if nameRE.MatchString(name) {
 			a, _ := action.ParseAction("secret.use." + name)
-			if res := l.eval.Layers[0]; res != nil {
-				if d, _ := res.Decide(a); d == config.Deny {
-					l.add(s.Name.Span, CodeSecretNeverAllowed,
-						fmt.Sprintf("no rule allows or asks secret.use.%s, so secret %s is never given", name, name),
-						fmt.Sprintf(`add "secret.use.%s" to .policy.allow (or .ask)`, name))
-				}
+			if d, _ := l.evaluator(a).Layers[0].Decide(a); d == config.Deny {
+				l.add(s.Name.Span, CodeSecretNeverAllowed,
+					fmt.Sprintf("no rule allows or asks secret.use.%s, so secret %s is never given", name, name),
+					fmt.Sprintf(`add "secret.use.%s" to .policy.allow (or .ask)`, name))
 			}
 		}
 	}
 }
 
-func (l *linter) serverSecret(c *config.Config, s *config.Secret) {
+func (l *linter) serverSecret(c *config.Config, servers *serverIndex, s *config.Secret) {
 	name, segs := s.Name.Value, s.ToPattern.Segments()
 	if len(segs) >= 4 && segs[2] == "tool" && s.ToPattern.Kind(2) == action.Literal {
 		l.add(s.To.Span, CodeSecretOneTool,
@@ -356,7 +436,7 @@ func (l *linter) serverSecret(c *config.Config, s *config.Secret) {
 			fmt.Sprintf("write .to = \"mcp.%s.*\"", segs[1]))
 		return
 	}
-	reached, unknown := serversReached(c, s.ToPattern)
+	reached, unknown := servers.serversReached(c, s.ToPattern)
 	if unknown != "" {
 		l.add(s.To.Span, CodeSecretUnknownServer,
 			fmt.Sprintf("secret %s is for server %q, which is not in .mcp_servers", name, unknown), "")
@@ -485,7 +565,7 @@ func (l *linter) serverURL(s *config.Server) {
 	if err != nil {
 		return
 	}
-	res := l.eval.Decide(a, config.Start)
+	res := l.evaluator(a).Decide(a, config.Start)
 	if res.Decision != config.Allow {
 		why := "no rule allows it"
 		for _, lr := range res.Layers {
@@ -504,17 +584,104 @@ func (l *linter) serverURL(s *config.Server) {
 }
 
 func (l *linter) toolRule(s *config.Server) {
-	tools := action.MustPattern("mcp." + s.Name.Value + ".tool.*")
-	project := l.eval.Layers[0].Policy
-	if project.Default != config.Deny {
+	if l.layers[0].policy.Default != config.Deny {
 		return
 	}
-	for _, r := range project.Rules {
-		if r.Decision != config.Deny && action.Overlaps(r.Pattern, tools) {
-			return
-		}
+	if l.tools == nil {
+		l.tools = newToolIndex(l.layers[0].policy)
+	}
+	if l.tools.any || l.tools.named[s.Name.Value] {
+		return
 	}
 	l.add(s.Name.Span, CodeServerNoToolRule,
 		fmt.Sprintf("no rule allows or asks any tool of server %q: the model may call none of its tools", s.Name.Value),
 		fmt.Sprintf("allow the tools it needs, such as \"mcp.%s.tool.<name>\"", s.Name.Value))
+}
+
+// toolIndex says, for every server at once, whether a rule that is not
+// deny overlaps mcp.SERVER.tool.*, so that checking each server does not
+// read every rule again.
+type toolIndex struct {
+	// any: a rule with a wildcard server segment overlaps every server's
+	// tools alike, since '*' there matches any server name.
+	any bool
+	// named: the servers a rule naming them overlaps the tools of.
+	named map[string]bool
+}
+
+// anyServerTools is mcp.SERVER.tool.* for a server name no wildcard can tell
+// apart from another.
+var anyServerTools = action.MustPattern("mcp.x.tool.*")
+
+func newToolIndex(p *config.Policy) *toolIndex {
+	x := &toolIndex{named: map[string]bool{}}
+	for _, r := range p.Rules {
+		// A one-segment pattern is a literal, which no four-segment
+		// pattern overlaps.
+		if r.Decision == config.Deny || r.Pattern.Len() < 2 {
+			continue
+		}
+		if r.Pattern.Kind(1) != action.Literal {
+			x.any = x.any || action.Overlaps(r.Pattern, anyServerTools)
+			continue
+		}
+		name := r.Pattern.Segments()[1]
+		if x.named[name] {
+			continue
+		}
+		if tools, err := action.ParsePattern("mcp." + name + ".tool.*"); err == nil && action.Overlaps(r.Pattern, tools) {
+			x.named[name] = true
+		}
+	}
+	return x
+}
+
+// decided are the actions the checks decide: secret.use.NAME in the project
+// layer, and mcp.SERVER.host.HOST at start.
+var decided = []action.Pattern{secretUses, action.MustPattern("mcp.*.host.*")}
+
+// evaluator returns an evaluator that decides a as native.New's would. For
+// the actions the checks ask about it is newDecider's, built once.
+func (l *linter) evaluator(a action.Action) *native.Evaluator {
+	for _, p := range decided {
+		if p.Matches(a) {
+			if l.decider == nil {
+				l.decider = newDecider(l.in)
+			}
+			return l.decider
+		}
+	}
+	if l.full == nil {
+		l.full = native.New(l.in.Config, l.in.Orgs)
+	}
+	return l.full
+}
+
+// newDecider is native.New over only the rules that can match an action of
+// the decided patterns: a rule that matches no such action never decides
+// one, so every decision about them is the same, and a large policy of
+// other rules is not indexed a second time.
+func newDecider(in Input) *native.Evaluator {
+	keep := func(p config.Policy) config.Policy {
+		rules := p.Rules
+		p.Rules = nil
+		for _, r := range rules {
+			for _, d := range decided {
+				if action.Overlaps(r.Pattern, d) {
+					p.Rules = append(p.Rules, r)
+					break
+				}
+			}
+		}
+		return p
+	}
+	var cfg *config.Config
+	if in.Config != nil {
+		cfg = &config.Config{File: in.Config.File, Policy: keep(in.Config.Policy)}
+	}
+	orgs := make([]*config.Org, len(in.Orgs))
+	for i, o := range in.Orgs {
+		orgs[i] = &config.Org{File: o.File, Name: o.Name, Policy: keep(o.Policy)}
+	}
+	return native.New(cfg, orgs)
 }

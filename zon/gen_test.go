@@ -2,7 +2,9 @@ package zon
 
 // gen turns the Zig expression tree into a Value, rejecting everything that
 // is not ZON the way Zig's ZonGen does: the outermost offending node is the
-// one reported, at the token Zig reports it at.
+// one reported, at the token Zig reports it at. With grammar_test.go it is
+// the reference the fast path (fast.go) and the error path (check.go) are
+// tested against.
 
 import (
 	"fmt"
@@ -11,14 +13,6 @@ import (
 
 	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/chockhq/chock/diag"
-)
-
-// Diagnostic codes for ZON syntax errors.
-const (
-	CodeSyntax    = "zon-syntax"    // the text is not a Zig expression
-	CodeNotZON    = "zon-not-zon"   // a Zig expression ZON does not allow
-	CodeLiteral   = "zon-literal"   // a malformed number, string, char or name
-	CodeDuplicate = "zon-duplicate" // a struct names a field twice
 )
 
 type gen struct {
