@@ -170,10 +170,15 @@ func runLint(ctx context.Context, args []string, io stdio) int {
 // dedupe drops diagnostics reported twice (an org source linted with
 // every project file).
 func dedupe(l diag.List) diag.List {
-	seen := map[string]bool{}
+	type key struct {
+		file          string
+		offset        int
+		code, message string
+	}
+	seen := make(map[key]bool, len(l))
 	out := l[:0:0]
 	for _, d := range l {
-		k := fmt.Sprintf("%s|%d|%s|%s", d.Span.File, d.Span.Start.Offset, d.Code, d.Message)
+		k := key{d.Span.File, d.Span.Start.Offset, d.Code, d.Message}
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, d)
