@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/chockhq/chock/internal/peakrss"
 )
 
 // scaleSizes are the input sizes the scale benchmarks run at.
@@ -71,7 +71,7 @@ const scaleChildEnv = "ZON_SCALE_CHILD"
 func TestScaleChild(t *testing.T) {
 	job, path, ok := strings.Cut(os.Getenv(scaleChildEnv), ":")
 	if !ok {
-		t.Skip("the child process of the scale benchmarks")
+		return // the child process of the scale benchmarks; not a skip
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -80,28 +80,9 @@ func TestScaleChild(t *testing.T) {
 	if err := scaleJobs[job](src); err != nil {
 		t.Fatal(err)
 	}
-	hwm, err := vmHWM()
-	if err != nil {
+	if err := peakrss.Print(); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("peak-rss %d\n", hwm)
-}
-
-// vmHWM is this process's peak resident set size in bytes, from Linux's
-// /proc/self/status. Unlike getrusage's ru_maxrss it counts this program
-// only: a child's ru_maxrss starts at its parent's peak, which exec keeps.
-func vmHWM() (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
 }
 
 // peakRSS runs job on src in a child process and returns the child's peak
@@ -114,21 +95,7 @@ func peakRSS(b *testing.B, job string, src []byte) float64 {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), scaleChildEnv+"="+job+":"+path, "GOGC=100", "GOMEMLIMIT=off")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		b.Fatalf("child: %v\n%s", err, out)
-	}
-	var rss int64
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "peak-rss "); ok {
-			rss, _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	if rss == 0 {
-		b.Fatalf("child printed no peak RSS:\n%s", out)
-	}
+	rss := peakrss.Child(b, "TestScaleChild", scaleChildEnv+"="+job+":"+path)
 	return float64(rss) / float64(len(src))
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/internal/peakrss"
 )
 
 // genPolicyFile makes a chock.zon of about size bytes the way a large
@@ -93,33 +93,14 @@ const memoryFileEnv = "CHOCK_LINT_MEMORY_FILE"
 func TestLintMemoryChild(t *testing.T) {
 	path := os.Getenv(memoryFileEnv)
 	if path == "" {
-		t.Skip("the child process of TestLintMemory")
+		return // the child process of TestLintMemory; not a skip
 	}
 	if _, err := lintLikeCLI(path); err != nil {
 		t.Fatal(err)
 	}
-	hwm, err := vmHWM()
-	if err != nil {
+	if err := peakrss.Print(); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("peak-rss %d\n", hwm)
-}
-
-// vmHWM is this process's peak resident set size in bytes, from Linux's
-// /proc/self/status. Unlike getrusage's ru_maxrss it counts this program
-// only: a child's ru_maxrss starts at its parent's peak, which exec keeps.
-func vmHWM() (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
 }
 
 // lintPeakRSS lints the file in a child process, with the garbage
@@ -127,22 +108,7 @@ func vmHWM() (int64, error) {
 // bytes. Linux only.
 func lintPeakRSS(tb testing.TB, path string) int64 {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLintMemoryChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), memoryFileEnv+"="+path, "GOGC=100", "GOMEMLIMIT=off")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		tb.Fatalf("child: %v\n%s", err, out)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "peak-rss "); ok {
-			rss, err := strconv.ParseInt(v, 10, 64)
-			if err == nil {
-				return rss
-			}
-		}
-	}
-	tb.Fatalf("child printed no peak RSS:\n%s", out)
-	return 0
+	return peakrss.Child(tb, "TestLintMemoryChild", memoryFileEnv+"="+path)
 }
 
 // writePolicy writes a generated policy of about size bytes to a file.
