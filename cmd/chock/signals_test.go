@@ -144,6 +144,20 @@ func alive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
+// sessionOf is pid's session id (0 when it cannot be read).
+func sessionOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 4 {
+		return 0
+	}
+	sid, _ := strconv.Atoi(f[3]) // state ppid pgrp session
+	return sid
+}
+
 // gone waits for pid to be dead, a little while at most.
 func gone(pid int) bool {
 	for range 100 {
@@ -240,6 +254,14 @@ func TestSecondSignal(t *testing.T) {
 	ss.waitFor(filepath.Join(ss.dir, "started"))
 	escaped, sh := ss.pid("escaped"), ss.pid("sh")
 	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
+	// Until it has called setsid the escaped process is still in the
+	// call's process group, and the first signal would kill it too.
+	for i := 0; sessionOf(escaped) != escaped; i++ {
+		if i == 600 {
+			t.Fatalf("process %d never left the call's session", escaped)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	ss.cmd.Process.Signal(syscall.SIGINT)
 	ss.readStderrUntil("a second signal exits at once")
 	// The call's own process group is killed; chock now waits for the
