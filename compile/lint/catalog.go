@@ -100,7 +100,7 @@ var Catalog = []Check{
 	{CodeServerURLInvalid, diag.Error, "servers", "A server .url that does not parse as an absolute URL with a host.", `.url = "https//x"`},
 	{CodeServerURLScheme, diag.Error, "servers", "A server .url that is not https: a credential and a tool result must not cross a network in the clear.", `.url = "http://mcp.example.com/mcp"`},
 	{CodeServerURLUserinfo, diag.Error, "servers", "A server .url with user information; credentials go in the secrets block.", `.url = "https://user:pw@mcp.example.com/"`},
-	{CodeServerURLLocal, diag.Error, "servers", "A server .url at localhost or a loopback, unspecified or cloud metadata address: refused at run time whatever the policy says; run such a server as a command.", `.url = "https://127.0.0.1/mcp"`},
+	{CodeServerURLLocal, diag.Error, "servers", "A server .url at localhost or a loopback, unspecified, cloud metadata, link-local or multicast address: refused at run time whatever the policy says (one rule, internal/netaddr, for lint and run time); run such a server as a command.", `.url = "https://127.0.0.1/mcp"`},
 	{CodeServerName, diag.Error, "servers", "A server name outside [A-Za-z0-9_-]+ (a dot would break the action namespace).", `.name = "my.server"`},
 	{CodeServerDuplicate, diag.Error, "servers", "Two servers with the same name.", `two servers named "notion"`},
 	{CodeServerTooMany, diag.Error, "servers", "More than 8 servers: a session has at most eight.", `nine .mcp_servers entries`},

@@ -3,7 +3,6 @@ package lint
 import (
 	"fmt"
 	"hash/maphash"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/compile/native"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/internal/netaddr"
 )
 
 // MaxServers is the most MCP servers a session may have.
@@ -465,38 +465,6 @@ func (l *linter) serverSecret(c *config.Config, servers *serverIndex, s *config.
 	}
 }
 
-// metadataAddrs are cloud metadata endpoints.
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("100.100.100.200"),
-}
-
-// LocalHost reports why a host is refused whatever a policy says, or "".
-func LocalHost(host string) string {
-	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return "localhost"
-	}
-	ip, err := netip.ParseAddr(h)
-	if err != nil {
-		return ""
-	}
-	ip = ip.Unmap()
-	switch {
-	case ip.IsLoopback():
-		return "a loopback address"
-	case ip.IsUnspecified():
-		return "the unspecified address"
-	}
-	for _, m := range metadataAddrs {
-		if ip == m {
-			return "a cloud metadata address"
-		}
-	}
-	return ""
-}
-
 func (l *linter) servers(c *config.Config) {
 	byName := map[string]*config.Server{}
 	for i, s := range c.Servers {
@@ -546,7 +514,7 @@ func (l *linter) serverURL(s *config.Server) {
 		l.add(s.URL.Span, CodeServerURLUserinfo, fmt.Sprintf("server %q: the URL carries user information", name),
 			`put the credential in .secrets with bind = "header"`)
 	}
-	if why := LocalHost(u.Hostname()); why != "" {
+	if why := netaddr.HostWhy(u.Hostname()); why != "" {
 		l.add(s.URL.Span, CodeServerURLLocal, fmt.Sprintf("server %q is at %s, which is refused whatever the policy says", name, why),
 			"a server on this machine is run as a .command")
 		return

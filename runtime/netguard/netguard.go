@@ -17,6 +17,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/chockhq/chock/internal/netaddr"
 )
 
 // ErrRefused is wrapped by every refusal of an address.
@@ -39,37 +41,9 @@ func (e *RefusedError) Error() string {
 // Unwrap makes errors.Is(err, ErrRefused) hold.
 func (e *RefusedError) Unwrap() error { return ErrRefused }
 
-var metadata = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure, OpenStack
-	netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
-}
-
-// Why says why the production policy refuses an address, or "".
-// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
-func Why(a netip.Addr) string {
-	a = a.Unmap()
-	switch {
-	case !a.IsValid():
-		return "not an address"
-	case a.IsLoopback():
-		return "a loopback address (this machine)"
-	case a.IsUnspecified():
-		return "the unspecified address (this machine)"
-	}
-	for _, m := range metadata {
-		if a == m {
-			return "the cloud metadata address"
-		}
-	}
-	switch {
-	case a.IsLinkLocalUnicast():
-		return "a link-local address"
-	case a.IsMulticast() || a.IsInterfaceLocalMulticast():
-		return "a multicast address"
-	}
-	return ""
-}
+// Why says why the production policy refuses an address, or "": the
+// address rule, owned by internal/netaddr, which lint applies too.
+func Why(a netip.Addr) string { return netaddr.Why(a) }
 
 // MaxAddrs is how many addresses of one name are checked.
 const MaxAddrs = 16
@@ -102,7 +76,7 @@ func (c *Checker) policy(a netip.Addr) string {
 // address, or more addresses than are checked, refuses the host.
 func (c *Checker) Resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	h := strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+	if netaddr.Localhost(h) {
 		return nil, &RefusedError{Host: host, Why: "localhost is this machine"}
 	}
 	var addrs []netip.Addr
