@@ -12,7 +12,6 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
-	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
 
@@ -283,13 +282,13 @@ func (s *Session) secrets(ctx context.Context, c *Call, next Handler) (*Result, 
 			}
 			return nil, &RefusedError{Action: c.Action, Reason: reason}
 		}
-		if len(v) < redact.MinLen {
-			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", sec.Name, redact.MinLen)}
+		if len(v) < action.MinSecretLen {
+			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", sec.Name, action.MinSecretLen)}
 		}
 		grants = append(grants, grant{sec, v})
 	}
-	if len(grants) > MaxSlots {
-		return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the call is granted %d secrets; a call has %d redaction slots", len(grants), MaxSlots)}
+	if len(grants) > action.MaxSlots {
+		return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the call is granted %d secrets; a call has %d redaction slots", len(grants), action.MaxSlots)}
 	}
 	for _, g := range grants {
 		s.redact.Add(c.ID, g.sec.Name, g.value)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/credstore"
@@ -285,7 +286,7 @@ func TestTooManySecrets(t *testing.T) {
 	var b strings.Builder
 	stored := map[string]string{}
 	b.WriteString(`.{ .policy = .{ .allow = .{ "exec.path.sh", "secret.use.*" } }, .secrets = .{`)
-	for i := 0; i < MaxSlots+1; i++ {
+	for i := 0; i < action.MaxSlots+1; i++ {
 		fmt.Fprintf(&b, `.{ .name = "S%d", .to = "exec.path.sh" },`, i)
 		stored[fmt.Sprintf("S%d", i)] = fmt.Sprintf("value-number-%d-long-enough", i)
 	}

@@ -17,16 +17,12 @@ import (
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
-	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sessionlog"
 	"github.com/mtibben/confusables"
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
-
-// MaxServers is how many MCP servers a session may have.
-const MaxServers = 8
 
 // OwnTools are the names of Chock's own tools: a server declaring one, in
 // any case, is kept out of the session whole, so the model can never be
@@ -131,9 +127,9 @@ func (s *Session) StartServers(ctx context.Context, only ...string) ([]ServerSta
 		delete(want, sv.Name)
 		var st ServerStatus
 		var err error
-		if n == MaxServers {
+		if n == action.MaxServers {
 			st = ServerStatus{Name: sv.Name, Kind: kindOf(sv.URL)}
-			err = s.dropServer(&st, fmt.Sprintf("a session has at most %d servers, and this is one more", MaxServers))
+			err = s.dropServer(&st, fmt.Sprintf("a session has at most %d servers, and this is one more", action.MaxServers))
 		} else {
 			st, err = s.startServer(ctx, sv.Name, sv.URL, sv.Command)
 			n++
@@ -314,8 +310,8 @@ func (s *Session) serverSecrets(ctx context.Context, name string, remote bool, h
 		if why != "" {
 			return why, nil
 		}
-		if granted == MaxSlots {
-			return fmt.Sprintf("the server is granted more than %d secrets; it has %d redaction slots", MaxSlots, MaxSlots), nil
+		if granted == action.MaxSlots {
+			return fmt.Sprintf("the server is granted more than %d secrets; it has %d redaction slots", action.MaxSlots, action.MaxSlots), nil
 		}
 		if sec.Bind == config.BindHeader {
 			v := value
@@ -372,8 +368,8 @@ func (s *Session) secretValue(ctx context.Context, name string) (value, why stri
 		}
 		return "", fmt.Sprintf("secret %s could not be read from the %s store: %v", name, s.opts.Store.Name(), err)
 	}
-	if len(v) < redact.MinLen {
-		return "", fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", name, redact.MinLen)
+	if len(v) < action.MinSecretLen {
+		return "", fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", name, action.MinSecretLen)
 	}
 	return v, ""
 }

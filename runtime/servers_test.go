@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chockhq/chock/compile/action"
 	"net/http/httptest"
 	"os/exec"
 
@@ -173,7 +174,7 @@ func TestServersDropped(t *testing.T) {
 
 func TestAtMostEightServers(t *testing.T) {
 	var list []string
-	for i := range MaxServers + 1 {
+	for i := range action.MaxServers + 1 {
 		list = append(list, fmt.Sprintf(`.{ .name = "s%d", .command = .{"/nonexistent/server"} }`, i))
 	}
 	f := newFixture(t, `.{ .mcp_servers = .{`+strings.Join(list, ", ")+`} }`, nil, nil)

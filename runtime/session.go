@@ -68,10 +68,6 @@ type Session struct {
 	closed  bool
 }
 
-// MaxSlots is how many secrets one call may hold: a call granted more is
-// refused rather than run with values that cannot all be redacted.
-const MaxSlots = 8
-
 // New starts a session: it sweeps file-bound secrets a crashed session
 // left behind, opens the log and writes session.start.
 func New(ctx context.Context, o Options) (*Session, error) {

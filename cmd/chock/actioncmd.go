@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"regexp"
 
 	"github.com/chockhq/chock/compile/action"
 )
@@ -11,8 +10,6 @@ import (
 const actionUsage = `usage: chock action mcp-host SERVER URL   the action for reaching a remote server's host
        chock action fetch URL             the action for fetch_url reaching a URL's host
        chock action exec PATH             the action for running a program`
-
-var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // runAction implements `chock action`: it builds action names so nobody
 // reverses host labels by hand.
@@ -27,8 +24,8 @@ func runAction(ctx context.Context, args []string, io stdio) int {
 	)
 	switch {
 	case args[0] == "mcp-host" && len(args) == 3:
-		if !serverName.MatchString(args[1]) {
-			fmt.Fprintf(io.err, "chock action: server name %q: letters, digits, '_' and '-' only\n", args[1])
+		if !action.ValidServerName(args[1]) {
+			fmt.Fprintf(io.err, "chock action: server name %q: %s\n", args[1], action.ServerNameRule)
 			return exitFailed
 		}
 		a, err = action.MCPHost(args[1], args[2])

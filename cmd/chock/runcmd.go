@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/internal/safetext"
@@ -95,8 +96,8 @@ func runLogin(ctx context.Context, args []string, io stdio) int {
 		}
 		value = bytes.TrimRight(b, "\r\n")
 	}
-	if len(value) < 4 {
-		fmt.Fprintf(io.err, "chock login: the value of %s is shorter than 4 bytes, too short to redact; nothing stored\n", *name)
+	if len(value) < action.MinSecretLen {
+		fmt.Fprintf(io.err, "chock login: the value of %s is shorter than %d bytes, too short to redact; nothing stored\n", *name, action.MinSecretLen)
 		return exitFailed
 	}
 	if err := io.aborts.critical(func() error { return st.Set(ctx, *name, string(value)) }); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/chockhq/chock/compile/action"
@@ -14,8 +13,6 @@ import (
 	"github.com/chockhq/chock/internal/netaddr"
 )
 
-// MaxServers is the most MCP servers a session may have.
-const MaxServers = 8
 
 // Input is what one lint run reads: a project configuration (nil when only
 // org sources are linted) and the org ceilings.
@@ -134,50 +131,11 @@ func (x *firstRules) of(i int) *config.Rule {
 	}
 }
 
-// knownNamespace reports whether a pattern can match an action of a known
-// namespace.
-func knownNamespace(p action.Pattern) bool {
-	s := p.Segments()
-	seg := func(i string, j int) bool { return j < len(s) && (s[j] == i || s[j] == "*") }
-	if len(s) == 0 {
-		return false
-	}
-	switch s[0] {
-	case "exec":
-		return len(s) >= 2 && (seg("path", 1) && (len(s) >= 3 || p.Kind(1) == action.Trailing))
-	case "mcp":
-		if len(s) < 3 {
-			return len(s) == 2 && p.Kind(1) == action.Trailing
-		}
-		if p.Kind(2) == action.Trailing || s[2] == "*" {
-			return true
-		}
-		switch s[2] {
-		case "host", "tool":
-			return len(s) >= 4
-		case "network":
-			return len(s) == 3
-		}
-		return false
-	case "secret":
-		return len(s) >= 3 && seg("use", 1) || len(s) == 2 && p.Kind(1) == action.Trailing
-	case "net":
-		return len(s) >= 3 && seg("fetch", 1) || len(s) == 2 && p.Kind(1) == action.Trailing
-	case "nix":
-		return len(s) == 2 && seg("build", 1)
-	case "model":
-		return len(s) == 2 && seg("select", 1)
-	case "plugin":
-		return len(s) >= 2
-	}
-	return false
-}
-
 func (l *linter) namespace(r *config.Rule) {
-	if !knownNamespace(r.Pattern) {
+	if !action.KnownNamespace(r.Pattern) {
 		l.add(r.Span, CodeUnknownNamespace,
 			fmt.Sprintf("%q is in no namespace chock knows; the rule matches nothing", r.Pattern),
-			"known: exec.path.<program>, mcp.<server>.host.<host>, mcp.<server>.tool.<name>, mcp.<server>.network, secret.use.<NAME>, net.fetch.<host>, nix.build, model.select, plugin.*")
+			"known: "+action.Namespaces)
 	}
 }
 
@@ -325,13 +283,6 @@ func capsAll(org *layer, r *config.Rule) string {
 	return ""
 }
 
-var (
-	nameRE   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-	serverRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-)
-
 // serverIndex finds servers by name.
 type serverIndex struct {
 	// byFirst holds the servers by the part of their name before any '.',
@@ -377,9 +328,9 @@ func (l *linter) secrets(c *config.Config) {
 	seen := map[string]*config.Secret{}
 	for _, s := range c.Secrets {
 		name := s.Name.Value
-		if !nameRE.MatchString(name) {
+		if !action.ValidSecretName(name) {
 			l.add(s.Name.Span, CodeSecretName,
-				fmt.Sprintf("secret name %q: letters, digits and underscore only", name),
+				fmt.Sprintf("secret name %q: %s", name, action.SecretNameRule),
 				"the name becomes part of secret.use.<name>, so a dot would let one entry name a class of actions")
 		}
 		key := name + "\x00" + s.To.Value + "\x00" + s.Bind.String() + "\x00" + s.As.Value
@@ -409,15 +360,15 @@ func (l *linter) secrets(c *config.Config) {
 			continue
 		}
 		if s.As.Value != "" {
-			re, what := envRE, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
+			valid, what := action.ValidEnvName, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
 			if s.Bind == config.BindHeader {
-				re, what = headerRE, "an HTTP header name"
+				valid, what = action.ValidHeaderName, "an HTTP header name"
 			}
-			if !re.MatchString(s.As.Value) {
+			if !valid(s.As.Value) {
 				l.add(s.As.Span, CodeSecretAs, fmt.Sprintf("secret %s arrives as %q, which is not %s", name, s.As.Value, what), "")
 			}
 		}
-		if nameRE.MatchString(name) {
+		if action.ValidSecretName(name) {
 			a, _ := action.ParseAction("secret.use." + name)
 			if d, _ := l.evaluator(a).Layers[0].Decide(a); d == config.Deny {
 				l.add(s.Name.Span, CodeSecretNeverAllowed,
@@ -469,8 +420,8 @@ func (l *linter) servers(c *config.Config) {
 	byName := map[string]*config.Server{}
 	for i, s := range c.Servers {
 		name := s.Name.Value
-		if !serverRE.MatchString(name) {
-			l.add(s.Name.Span, CodeServerName, fmt.Sprintf("server name %q: letters, digits, '_' and '-' only", name),
+		if !action.ValidServerName(name) {
+			l.add(s.Name.Span, CodeServerName, fmt.Sprintf("server name %q: %s", name, action.ServerNameRule),
 				"the name becomes part of mcp.<server>.*, so a dot would break the action namespace")
 		}
 		if prev, ok := byName[name]; ok {
@@ -478,8 +429,8 @@ func (l *linter) servers(c *config.Config) {
 		} else {
 			byName[name] = s
 		}
-		if i == MaxServers {
-			l.add(s.Span, CodeServerTooMany, fmt.Sprintf("%d servers configured; a session has at most %d", len(c.Servers), MaxServers), "")
+		if i == action.MaxServers {
+			l.add(s.Span, CodeServerTooMany, fmt.Sprintf("%d servers configured; a session has at most %d", len(c.Servers), action.MaxServers), "")
 		}
 		switch {
 		case s.HasCommand && s.HasURL:
@@ -493,7 +444,7 @@ func (l *linter) servers(c *config.Config) {
 		if s.HasURL {
 			l.serverURL(s)
 		}
-		if serverRE.MatchString(name) {
+		if action.ValidServerName(name) {
 			l.toolRule(s)
 		}
 	}

@@ -14,10 +14,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/internal/safefile"
 	"github.com/zalando/go-keyring"
@@ -47,11 +47,9 @@ type Store interface {
 	Delete(ctx context.Context, name string) error
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-
 func checkName(name string) error {
-	if !validName.MatchString(name) {
-		return fmt.Errorf("secret name %q: letters, digits and underscore only", name)
+	if !action.ValidSecretName(name) {
+		return fmt.Errorf("secret name %q: %s", name, action.SecretNameRule)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,8 +38,6 @@ const ProtocolVersion = "2025-11-25"
 
 // Bounds a server has, local or remote.
 const (
-	// MaxTools is how many tools one server may declare.
-	MaxTools = 64
 	// MaxReply bounds one reply (and one stdio frame).
 	MaxReply = 1 << 20
 	// DiscoverTimeout is the budget for starting and reading the tool list.
@@ -317,8 +316,8 @@ func (s *Server) discover(ctx context.Context) ([]Tool, error) {
 			seen[t.Name] = true
 			schema, _ := json.Marshal(t.InputSchema)
 			tools = append(tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
-			if len(tools) > MaxTools {
-				return nil, &Error{Outcome: Answered, Status: s.d.status(), Msg: fmt.Sprintf("the server declares more than %d tools; a server may declare at most %d", MaxTools, MaxTools)}
+			if len(tools) > action.MaxTools {
+				return nil, &Error{Outcome: Answered, Status: s.d.status(), Msg: fmt.Sprintf("the server declares more than %d tools; a server may declare at most %d", action.MaxTools, action.MaxTools)}
 			}
 		}
 		if res.NextCursor == "" {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/internal/mcptest"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -519,11 +520,11 @@ func TestLocalNoNetwork(t *testing.T) {
 }
 
 func TestLocalTooManyTools(t *testing.T) {
-	_, _, err := helper(t, fmt.Sprintf("many:%d", MaxTools-2), false) // 3 + 62 = 65
+	_, _, err := helper(t, fmt.Sprintf("many:%d", action.MaxTools-2), false) // 3 + 62 = 65
 	if err == nil || !strings.Contains(err.Error(), "more than 64 tools") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, _, err := helper(t, fmt.Sprintf("many:%d", MaxTools-3), false); err != nil {
+	if _, _, err := helper(t, fmt.Sprintf("many:%d", action.MaxTools-3), false); err != nil {
 		t.Fatalf("64 tools: %v", err)
 	}
 }

@@ -9,12 +9,9 @@ import (
 	"io"
 	"sort"
 	"sync"
-)
 
-// MinLen is the shortest value that is redacted. Shorter ones would mangle
-// ordinary output (a one-letter "secret" matches everywhere) and protect
-// nothing; a store refuses them at login.
-const MinLen = 4
+	"github.com/chockhq/chock/compile/action"
+)
 
 // Set is the values a session holds, each with its name. It is safe for
 // concurrent use; writers made from it see values added later.
@@ -64,9 +61,10 @@ func commonness(c byte) int {
 }
 
 // Add makes value redacted as [secret:name] until Remove(slot) drops it.
-// Values shorter than MinLen are not added, and Add reports false.
+// Values shorter than action.MinSecretLen are not added (a one-letter
+// "secret" would match everywhere and protect nothing), and Add reports false.
 func (s *Set) Add(slot, name, value string) bool {
-	if len(value) < MinLen {
+	if len(value) < action.MinSecretLen {
 		return false
 	}
 	s.mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chockhq/chock/compile/action"
 )
 
 func TestStraddle(t *testing.T) {
@@ -68,7 +70,7 @@ func TestRandomChunkings(t *testing.T) {
 		var s Set
 		var values []string
 		for i := 0; i < 1+r.IntN(8); i++ {
-			v := randStr(MinLen + r.IntN(40))
+			v := randStr(action.MinSecretLen + r.IntN(40))
 			values = append(values, v)
 			s.Add(fmt.Sprint("slot", i%3), fmt.Sprint("S", i), v)
 		}

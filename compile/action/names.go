@@ -1,0 +1,102 @@
+package action
+
+import "strings"
+
+// The limits of a session, owned here so lint states them as the run time
+// enforces them.
+const (
+	// MaxServers is how many MCP servers a session may have.
+	MaxServers = 8
+	// MaxTools is how many tools one MCP server may declare.
+	MaxTools = 64
+	// MaxSlots is how many secrets one call or server may hold: one
+	// redaction slot each.
+	MaxSlots = 8
+	// MinSecretLen is the shortest value that can be a secret: a shorter
+	// one could not be redacted without mangling ordinary text.
+	MinSecretLen = 4
+)
+
+// Name rules, one each, for lint, login and the run time.
+
+// ValidSecretName says whether s can name a secret: letters, digits and
+// '_' (seed 001), so secret.use.NAME is one action and never a class.
+func ValidSecretName(s string) bool { return s != "" && all(s, isWord) }
+
+// SecretNameRule words ValidSecretName for a message.
+const SecretNameRule = "letters, digits and '_' only"
+
+// ValidServerName says whether s can name an MCP server: letters, digits,
+// '_' and '-', so mcp.NAME.* is one server's namespace.
+func ValidServerName(s string) bool {
+	return s != "" && all(s, func(c byte) bool { return isWord(c) || c == '-' })
+}
+
+// ServerNameRule words ValidServerName for a message.
+const ServerNameRule = "letters, digits, '_' and '-' only"
+
+// ValidEnvName says whether s can name an environment variable a secret
+// arrives under: [A-Za-z_][A-Za-z0-9_]*.
+func ValidEnvName(s string) bool {
+	return s != "" && (s[0] < '0' || s[0] > '9') && all(s, isWord)
+}
+
+// ValidHeaderName says whether s is an HTTP header name (RFC 9110 token).
+func ValidHeaderName(s string) bool {
+	return s != "" && all(s, func(c byte) bool { return isWord(c) || strings.IndexByte("!#$%&'*+-.^`|~", c) >= 0 })
+}
+
+func isWord(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func all(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Namespaces lists the namespaces of SPEC §5, for a hint.
+const Namespaces = "exec.path.<program>, mcp.<server>.host.<host>, mcp.<server>.tool.<name>, mcp.<server>.network, secret.use.<NAME>, net.fetch.<host>, nix.build, model.select, plugin.*"
+
+// KnownNamespace reports whether pattern p can match an action of a
+// namespace chock knows (Namespaces).
+func KnownNamespace(p Pattern) bool {
+	s := p.Segments()
+	seg := func(i string, j int) bool { return j < len(s) && (s[j] == i || s[j] == "*") }
+	if len(s) == 0 {
+		return false
+	}
+	switch s[0] {
+	case "exec":
+		return len(s) >= 2 && (seg("path", 1) && (len(s) >= 3 || p.Kind(1) == Trailing))
+	case "mcp":
+		if len(s) < 3 {
+			return len(s) == 2 && p.Kind(1) == Trailing
+		}
+		if p.Kind(2) == Trailing || s[2] == "*" {
+			return true
+		}
+		switch s[2] {
+		case "host", "tool":
+			return len(s) >= 4
+		case "network":
+			return len(s) == 3
+		}
+		return false
+	case "secret":
+		return len(s) >= 3 && seg("use", 1) || len(s) == 2 && p.Kind(1) == Trailing
+	case "net":
+		return len(s) >= 3 && seg("fetch", 1) || len(s) == 2 && p.Kind(1) == Trailing
+	case "nix":
+		return len(s) == 2 && seg("build", 1)
+	case "model":
+		return len(s) == 2 && seg("select", 1)
+	case "plugin":
+		return len(s) >= 2
+	}
+	return false
+}
