@@ -13,7 +13,6 @@ import (
 	"github.com/chockhq/chock/internal/netaddr"
 )
 
-
 // Input is what one lint run reads: a project configuration (nil when only
 // org sources are linted) and the org ceilings.
 type Input struct {

@@ -14,8 +14,8 @@ import (
 func metadata(a netip.Addr) bool {
 	switch a {
 	case netip.AddrFrom4([4]byte{169, 254, 169, 254}), // AWS, GCP, Azure, OpenStack
-		netip.MustParseAddr("fd00:ec2::254"),          // AWS over IPv6
-		netip.AddrFrom4([4]byte{100, 100, 100, 200}):  // Alibaba Cloud
+		netip.MustParseAddr("fd00:ec2::254"),         // AWS over IPv6
+		netip.AddrFrom4([4]byte{100, 100, 100, 200}): // Alibaba Cloud
 		return true
 	}
 	return false
