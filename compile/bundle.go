@@ -16,7 +16,6 @@ import (
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
-	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/internal/safefile"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -354,8 +353,8 @@ func orgFromData(name string, data map[string]any) (*config.Org, error) {
 		return nil, fmt.Errorf("%s: %w: bad layer record", name, ErrNotOrgBundle)
 	}
 	org.Policy.Default, org.Policy.DefaultSet = def, l.DefaultSet
-	if len(l.DefaultPos) == 2 {
-		org.Policy.DefaultSpan = pointSpan(l.File, l.DefaultPos[0], l.DefaultPos[1])
+	if l.DefaultSpan != nil {
+		org.Policy.DefaultSpan = *l.DefaultSpan
 	}
 	for _, rm := range l.Rules {
 		p, err := action.ParsePattern(rm.Pattern)
@@ -367,12 +366,7 @@ func orgFromData(name string, data map[string]any) (*config.Org, error) {
 			return nil, fmt.Errorf("%s: rule %q: unknown decision %q", name, rm.Pattern, rm.Decision)
 		}
 		org.Policy.Rules = append(org.Policy.Rules, &config.Rule{Pattern: p, Decision: d, Why: config.Text{Value: rm.Why},
-			Span: pointSpan(rm.File, rm.Line, rm.Col), From: "bundle"})
+			Span: rm.Span, From: "bundle"})
 	}
 	return org, nil
-}
-
-func pointSpan(file string, line, col int) diag.Span {
-	p := diag.Pos{Line: line, Col: col}
-	return diag.Span{File: file, Start: p, End: p}
 }

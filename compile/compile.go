@@ -16,6 +16,7 @@ import (
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
@@ -137,44 +138,44 @@ func (o *Output) digest() string {
 // enough to rebuild an org layer from an org-only bundle and to explain a
 // decision with positions.
 type Meta struct {
-	Kind        string       `json:"kind"` // "project" or "org"
-	Layers      []LayerMeta  `json:"layers"`
-	Secrets     []SecretMeta `json:"secrets,omitempty"`
-	Servers     []ServerMeta `json:"servers,omitempty"`
-	MaxSegments int          `json:"max_segments"`
+	Kind    string       `json:"kind"` // "project" or "org"
+	Layers  []LayerMeta  `json:"layers"`
+	Secrets []SecretMeta `json:"secrets,omitempty"`
+	Servers []ServerMeta `json:"servers,omitempty"`
+	// Credentials is the credential store .credentials.store names (a
+	// project bundle), so a session run from the bundle reads the same one.
+	Credentials string `json:"credentials,omitempty"`
+	MaxSegments int    `json:"max_segments"`
 }
 
 // LayerMeta is one layer and its rules.
 type LayerMeta struct {
-	Kind       string     `json:"kind"`
-	Name       string     `json:"name"`
-	Version    string     `json:"version,omitempty"`
-	File       string     `json:"file"`
-	Default    string     `json:"default"`
-	DefaultSet bool       `json:"default_set"`
-	DefaultPos []int      `json:"default_pos,omitempty"`
-	Rules      []RuleMeta `json:"rules"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Version    string `json:"version,omitempty"`
+	File       string `json:"file"`
+	Default    string `json:"default"`
+	DefaultSet bool   `json:"default_set"`
+	// DefaultSpan is where .default is written, when it is.
+	DefaultSpan *diag.Span `json:"default_span,omitempty"`
+	Rules       []RuleMeta `json:"rules"`
 }
 
 // RuleMeta is one rule with its position.
 type RuleMeta struct {
-	Pattern  string `json:"pattern"`
-	Decision string `json:"decision"`
-	Why      string `json:"why"`
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Col      int    `json:"col"`
+	Pattern  string    `json:"pattern"`
+	Decision string    `json:"decision"`
+	Why      string    `json:"why"`
+	Span     diag.Span `json:"span"`
 }
 
 // SecretMeta is one secrets entry.
 type SecretMeta struct {
-	Name string `json:"name"`
-	To   string `json:"to"`
-	Bind string `json:"bind"`
-	As   string `json:"as"`
-	File string `json:"file"`
-	Line int    `json:"line"`
-	Col  int    `json:"col"`
+	Name string    `json:"name"`
+	To   string    `json:"to"`
+	Bind string    `json:"bind"`
+	As   string    `json:"as"`
+	Span diag.Span `json:"span"`
 }
 
 // ServerMeta is one MCP server entry.
@@ -208,19 +209,19 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
 			Default: l.Policy.Default.String(), DefaultSet: l.Policy.DefaultSet, Rules: []RuleMeta{}}
 		if l.Policy.DefaultSet {
-			m.DefaultPos = []int{l.Policy.DefaultSpan.Start.Line, l.Policy.DefaultSpan.Start.Col}
+			sp := l.Policy.DefaultSpan
+			m.DefaultSpan = &sp
 		}
 		for _, r := range l.Policy.Rules {
-			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision.String(), Why: r.Why.Value,
-				File: r.Span.File, Line: r.Span.Start.Line, Col: r.Span.Start.Col})
+			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision.String(), Why: r.Why.Value, Span: r.Span})
 		}
 		out.Layers = append(out.Layers, m)
 	}
 	if c != nil {
+		out.Credentials = c.Credentials.Store.String()
 		out.Secrets, out.Servers = []SecretMeta{}, []ServerMeta{}
 		for _, s := range c.Secrets {
-			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.String(), As: s.Variable(),
-				File: s.Span.File, Line: s.Span.Start.Line, Col: s.Span.Start.Col})
+			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.String(), As: s.Variable(), Span: s.Span})
 		}
 		for _, s := range c.Servers {
 			m := ServerMeta{Name: s.Name.Value, URL: s.URL.Value}

@@ -120,9 +120,13 @@ func nativeJSON(a string, phase config.Phase, r native.Result) map[string]any {
 		var rule any
 		if lr.Rule != nil {
 			rule = map[string]any{"pattern": lr.Rule.Pattern.String(), "decision": lr.Rule.Decision.String(), "why": lr.Rule.Why.Value,
-				"file": lr.Rule.Span.File, "line": json.Number(fmt.Sprint(lr.Rule.Span.Start.Line)), "col": json.Number(fmt.Sprint(lr.Rule.Span.Start.Col))}
+				"span": lr.Rule.Span}
 		}
-		layers = append(layers, map[string]any{"layer": lr.Layer.Kind, "name": lr.Layer.Name, "decision": lr.Decision.String(), "default": lr.Rule == nil, "rule": rule})
+		l := map[string]any{"layer": lr.Layer.Kind, "name": lr.Layer.Name, "decision": lr.Decision.String(), "default": lr.Rule == nil, "rule": rule}
+		if lr.Rule == nil && lr.Layer.Policy.DefaultSet {
+			l["default_span"] = lr.Layer.Policy.DefaultSpan
+		}
+		layers = append(layers, l)
 	}
 	var capped any
 	if r.CappedBy != nil {

@@ -45,11 +45,11 @@ func TestContract(t *testing.T) {
 	ok := `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null}`
 	for _, c := range []struct{ name, body, want string }{
 		{"no layers", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [], "capped_by": null}`, "0 layers in the answer, 1 in the bundle"},
-		{"not an object", `decision := "allow"`, "the answer is a string"},
+		{"not an object", `decision := "allow"`, "the answer is a JSON string"},
 		{"undefined", `decision := 1 if false`, "no decision"},
 		{"another action", `decision := {"action": "exec.path.x", "phase": input.phase, "decision": "allow", "layers": [` + layer + `]}`, `answers about "exec.path.x"`},
-		{"bad decision", `decision := {"action": input.action, "phase": input.phase, "decision": "maybe", "layers": [` + layer + `]}`, "maybe is not allow"},
-		{"layers not an array", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": {}}`, "layers is an object"},
+		{"bad decision", `decision := {"action": input.action, "phase": input.phase, "decision": "maybe", "layers": [` + layer + `]}`, `unknown decision "maybe"`},
+		{"layers not an array", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": {}}`, "layers is a JSON object"},
 		{"a layer without rule or default", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [{"layer": "project", "name": "project", "decision": "allow"}]}`, "neither a rule nor its default"},
 		{"a layer of another name", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [{"layer": "org", "name": "acme", "decision": "allow", "default": true}]}`, `layer org "acme" where the bundle records project "project"`},
 		{"capped by nobody", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": "ghost"}`, `capped_by "ghost" names no org layer`},

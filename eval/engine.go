@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -192,9 +195,7 @@ type Rule struct {
 	Pattern  string          `json:"pattern"`
 	Decision config.Decision `json:"decision"`
 	Why      string          `json:"why"`
-	File     string          `json:"file"`
-	Line     int             `json:"line"`
-	Col      int             `json:"col"`
+	Span     diag.Span       `json:"span"`
 }
 
 // Layer is one layer's part in a decision.
@@ -204,6 +205,40 @@ type Layer struct {
 	Decision config.Decision `json:"decision"`
 	Default  bool            `json:"default"`
 	Rule     *Rule           `json:"rule"`
+	// DefaultSpan is where the layer's .default is written, when its
+	// default decided and it is written.
+	DefaultSpan *diag.Span `json:"default_span,omitempty"`
+}
+
+// Spelling is the layer's one spelling in every output: "project", or
+// "org:NAME".
+func (l *Layer) Spelling() string {
+	if l.Layer == "org" {
+		return "org:" + l.Name
+	}
+	return l.Layer
+}
+
+// RuleText names what decided the layer in a few words: the rule's
+// pattern and position ("exec.path.gh (chock.zon:3:19)"), or "default"
+// (with the written .default's position, when there is one).
+func (l *Layer) RuleText() string {
+	switch {
+	case l.Rule != nil:
+		return fmt.Sprintf("%s (%s)", l.Rule.Pattern, l.Rule.Span)
+	case l.DefaultSpan != nil:
+		return fmt.Sprintf("default (%s)", l.DefaultSpan)
+	}
+	return "default"
+}
+
+// Where is the deciding rule's span, or the written .default's; nil when
+// an unwritten default decided.
+func (l *Layer) Where() *diag.Span {
+	if l.Rule != nil {
+		return &l.Rule.Span
+	}
+	return l.DefaultSpan
 }
 
 // Decision is data.chock.decision, typed.
@@ -292,49 +327,76 @@ func contractErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrContract, fmt.Sprintf(format, args...))
 }
 
+// wireDecision is data.chock.decision as OPA answers it, decoded through
+// JSON into typed fields; pointers tell a field left out from its zero.
+type wireDecision struct {
+	Action       *string          `json:"action"`
+	Phase        *config.Phase    `json:"phase"`
+	Decision     *config.Decision `json:"decision"`
+	Layers       *[]wireLayer     `json:"layers"`
+	CappedBy     *string          `json:"capped_by"`
+	StartRefusal bool             `json:"start_refusal"`
+	Error        string           `json:"error"`
+}
+
+type wireLayer struct {
+	Layer       string           `json:"layer"`
+	Name        string           `json:"name"`
+	Decision    *config.Decision `json:"decision"`
+	Default     bool             `json:"default"`
+	Rule        *wireRule        `json:"rule"`
+	DefaultSpan *diag.Span       `json:"default_span"`
+}
+
+type wireRule struct {
+	Pattern  string           `json:"pattern"`
+	Decision *config.Decision `json:"decision"`
+	Why      string           `json:"why"`
+	Span     diag.Span        `json:"span"`
+}
+
+// decodeJSON decodes an OPA value into a typed one through JSON. A value
+// of the wrong type is worded by its place in the answer, not by Go's
+// types.
+func decodeJSON(v, into any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(b, into)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the answer"
+		}
+		return fmt.Errorf("%s is a JSON %s, not what chock writes there", field, te.Value)
+	}
+	return err
+}
+
 // toDecision checks one answer of data.chock.decision against the
 // contract and types it: the action and phase asked, a decision, and one
 // layer per layer the bundle records (none only for a malformed action,
 // which is denied with an error), each with a decision and a rule or its
 // default, capped_by naming an org layer.
 func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, error) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, contractErr("the answer is %s, not an object", jsonKind(v))
+	var w wireDecision
+	if err := decodeJSON(v, &w); err != nil {
+		return nil, contractErr("%v", err)
 	}
-	d := &Decision{}
-	d.Action, _ = obj["action"].(string)
-	if d.Action != action {
-		return nil, contractErr("asked about %q, it answers about %q", action, d.Action)
+	switch {
+	case w.Action == nil || *w.Action != action:
+		return nil, contractErr("asked about %q, it answers about %s", action, quoted(w.Action))
+	case w.Phase == nil || *w.Phase != phase:
+		return nil, contractErr("asked at %s, it answers at %v", phase, w.Phase)
+	case w.Decision == nil:
+		return nil, contractErr("the answer has no decision")
+	case w.Layers == nil:
+		return nil, contractErr("the answer has no layers")
 	}
-	ph, _ := obj["phase"].(string)
-	if d.Phase, ok = config.ParsePhase(ph); !ok || d.Phase != phase {
-		return nil, contractErr("asked at %s, it answers at %q", phase, ph)
-	}
-	if d.Decision, ok = decisionOf(obj["decision"]); !ok {
-		return nil, contractErr("decision %v is not allow, ask or deny", obj["decision"])
-	}
-	if e, ok := obj["error"]; ok {
-		if d.Error, ok = e.(string); !ok {
-			return nil, contractErr("error is %s, not a string", jsonKind(e))
-		}
-	}
-	if sr, ok := obj["start_refusal"]; ok {
-		if d.StartRefusal, ok = sr.(bool); !ok {
-			return nil, contractErr("start_refusal is %s, not a boolean", jsonKind(sr))
-		}
-	}
-	switch c := obj["capped_by"].(type) {
-	case nil:
-	case string:
-		d.CappedBy = &c
-	default:
-		return nil, contractErr("capped_by is %s, not a string or null", jsonKind(c))
-	}
-	ls, ok := obj["layers"].([]any)
-	if !ok {
-		return nil, contractErr("layers is %s, not an array", jsonKind(obj["layers"]))
-	}
+	d := &Decision{Action: action, Phase: phase, Decision: *w.Decision, CappedBy: w.CappedBy, StartRefusal: w.StartRefusal, Error: w.Error}
+	ls := *w.Layers
 	if d.Error != "" {
 		if d.Decision != config.Deny || len(ls) != 0 {
 			return nil, contractErr("a malformed action is denied with no layers")
@@ -344,8 +406,8 @@ func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, e
 	if len(ls) != len(m.Layers) {
 		return nil, contractErr("%d layers in the answer, %d in the bundle", len(ls), len(m.Layers))
 	}
-	for i, lv := range ls {
-		l, err := toLayer(lv, m.Layers[i])
+	for i, wl := range ls {
+		l, err := wl.layer(m.Layers[i])
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
@@ -359,82 +421,32 @@ func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, e
 	return d, nil
 }
 
-// toLayer checks one layer of an answer against the layer the bundle
-// records in that place.
-func toLayer(v any, want compile.LayerMeta) (Layer, error) {
-	lm, ok := v.(map[string]any)
-	if !ok {
-		return Layer{}, contractErr("a layer is %s, not an object", jsonKind(v))
+func quoted(s *string) string {
+	if s == nil {
+		return "nothing"
 	}
-	l := Layer{}
-	l.Layer, _ = lm["layer"].(string)
-	l.Name, _ = lm["name"].(string)
-	if l.Layer != want.Kind || l.Name != want.Name {
-		return l, contractErr("layer %s %q where the bundle records %s %q", l.Layer, l.Name, want.Kind, want.Name)
+	return strconv.Quote(*s)
+}
+
+// layer checks one layer of an answer against the layer the bundle records
+// in that place.
+func (w wireLayer) layer(want compile.LayerMeta) (Layer, error) {
+	if w.Layer != want.Kind || w.Name != want.Name {
+		return Layer{}, contractErr("layer %s %q where the bundle records %s %q", w.Layer, w.Name, want.Kind, want.Name)
 	}
-	if l.Decision, ok = decisionOf(lm["decision"]); !ok {
-		return l, contractErr("layer %q decides %v, not allow, ask or deny", l.Name, lm["decision"])
+	if w.Decision == nil {
+		return Layer{}, contractErr("layer %q decides nothing", w.Name)
 	}
-	l.Default, _ = lm["default"].(bool)
-	switch rm := lm["rule"].(type) {
-	case nil:
-		if !l.Default {
-			return l, contractErr("layer %q has neither a rule nor its default", l.Name)
-		}
-	case map[string]any:
-		r := &Rule{}
-		r.Pattern, _ = rm["pattern"].(string)
-		if r.Decision, ok = decisionOf(rm["decision"]); !ok || r.Pattern == "" {
-			return l, contractErr("layer %q: a rule needs a pattern and a decision", l.Name)
-		}
-		r.Why, _ = rm["why"].(string)
-		r.File, _ = rm["file"].(string)
-		r.Line = intOf(rm["line"])
-		r.Col = intOf(rm["col"])
-		l.Rule = r
-	default:
-		return l, contractErr("layer %q: rule is %s, not an object or null", l.Name, jsonKind(rm))
+	l := Layer{Layer: w.Layer, Name: w.Name, Decision: *w.Decision, Default: w.Default, DefaultSpan: w.DefaultSpan}
+	switch {
+	case w.Rule == nil && !w.Default:
+		return l, contractErr("layer %q has neither a rule nor its default", w.Name)
+	case w.Rule != nil && (w.Rule.Pattern == "" || w.Rule.Decision == nil):
+		return l, contractErr("layer %q: a rule needs a pattern and a decision", w.Name)
+	case w.Rule != nil:
+		l.Rule = &Rule{Pattern: w.Rule.Pattern, Decision: *w.Rule.Decision, Why: w.Rule.Why, Span: w.Rule.Span}
 	}
 	return l, nil
-}
-
-// jsonKind names the JSON type of v, for a message.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case json.Number, float64, int, int64:
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-func decisionOf(v any) (config.Decision, bool) {
-	s, _ := v.(string)
-	return config.ParseDecision(s)
-}
-
-func intOf(v any) int {
-	switch n := v.(type) {
-	case json.Number:
-		i, _ := n.Int64()
-		return int(i)
-	case float64:
-		return int(n)
-	case int:
-		return n
-	case int64:
-		return int(n)
-	}
-	return 0
 }
 
 // Target is what secrets are offered to: a call (Action) or a server.
@@ -449,11 +461,9 @@ type Secret struct {
 	Name string      `json:"name"`
 	Bind config.Bind `json:"bind"`
 	// As is the variable (env, file) or header (header) it arrives under.
-	As   string `json:"as"`
-	To   string `json:"to"`
-	File string `json:"file"`
-	Line int    `json:"line"`
-	Col  int    `json:"col"`
+	As   string    `json:"as"`
+	To   string    `json:"to"`
+	Span diag.Span `json:"span"`
 }
 
 // Secrets returns the secrets offered to a call of a program or to a
@@ -477,24 +487,17 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 	if len(rs) != 1 {
 		return nil, errors.New("the policy gave no secrets answer")
 	}
-	list, _ := rs[0].Expressions[0].Value.([]any)
-	out := make([]Secret, 0, len(list))
-	for _, v := range list {
-		m, _ := v.(map[string]any)
-		s := Secret{}
-		s.Name, _ = m["name"].(string)
-		bind, _ := m["bind"].(string)
-		switch bind {
-		case "file":
-			s.Bind = config.BindFile
-		case "header":
-			s.Bind = config.BindHeader
+	var out []Secret
+	if err := decodeJSON(rs[0].Expressions[0].Value, &out); err != nil {
+		return nil, contractErr("the secrets answer: %v", err)
+	}
+	for _, sec := range out {
+		if !action.ValidSecretName(sec.Name) {
+			return nil, contractErr("the secrets answer offers %q, which cannot name a secret", sec.Name)
 		}
-		s.As, _ = m["as"].(string)
-		s.To, _ = m["to"].(string)
-		s.File, _ = m["file"].(string)
-		s.Line, s.Col = intOf(m["line"]), intOf(m["col"])
-		out = append(out, s)
+	}
+	if out == nil {
+		out = []Secret{}
 	}
 	p.offers.put(t, append([]Secret(nil), out...))
 	return out, nil

@@ -106,7 +106,7 @@ func TestSeedDecisions(t *testing.T) {
 		}
 	}
 	d, _ := e.Decide(ctx, "mcp.notion.host.com.notion.mcp", config.Start)
-	if r := d.Layers[0].Rule; r == nil || r.Why != "the docs team's workspace" || r.File != "chock.zon" || r.Line != 7 || r.Col != 26 {
+	if r := d.Layers[0].Rule; r == nil || r.Why != "the docs team's workspace" || r.Span.File != "chock.zon" || r.Span.Start.Line != 7 || r.Span.Start.Col != 26 {
 		t.Errorf("provenance: %+v", r)
 	}
 	bad, err := e.Decide(ctx, "exec..gh", config.Loop)
@@ -123,7 +123,7 @@ func TestSecrets(t *testing.T) {
 		t.Fatalf("gh: %+v %v", s, err)
 	}
 	s, err = e.Secrets(ctx, Target{Server: "probe"})
-	if err != nil || len(s) != 1 || s[0].As != "X-Api-Key" || s[0].Bind != config.BindHeader || s[0].Line != 14 {
+	if err != nil || len(s) != 1 || s[0].As != "X-Api-Key" || s[0].Bind != config.BindHeader || s[0].Span.Start.Line != 14 {
 		t.Fatalf("probe: %+v %v", s, err)
 	}
 	s, _ = e.Secrets(ctx, Target{Server: "notion"})
@@ -249,7 +249,7 @@ func TestHintNamesTheOrg(t *testing.T) {
 	e, cfg := build(t, seedProject, seedOrg)
 	d, _ := e.Decide(context.Background(), "exec.path.gh", config.Loop)
 	x := Explain(d, cfg)
-	if x.Hint == nil || x.Hint.ProjectCan || x.Hint.Org == nil || x.Hint.Org.File != "org1.zon" || x.Hint.Org.Rule != "exec.path.gh" || x.Hint.Org.Line != 1 {
+	if x.Hint == nil || x.Hint.ProjectCan || x.Hint.Org == nil || x.Hint.Org.At == nil || x.Hint.Org.At.File != "org1.zon" || x.Hint.Org.Rule != "exec.path.gh" || x.Hint.Org.At.Start.Line != 1 {
 		t.Fatalf("hint: %+v", x.Hint)
 	}
 	if !strings.Contains(x.Hint.Text, `the org ceiling "acme" forbids it`) {

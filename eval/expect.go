@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
 )
 
 // ExpectResult is the outcome of one .expect entry.
@@ -31,7 +32,7 @@ type RuleRef struct {
 func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]ExpectResult, []RuleRef, error) {
 	type key struct {
 		layer, name, pattern string
-		line, col            int
+		at                   diag.Pos
 	}
 	used := map[key]bool{}
 	var out []ExpectResult
@@ -42,7 +43,7 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 		}
 		for _, l := range d.Layers {
 			if l.Rule != nil {
-				used[key{l.Layer, l.Name, l.Rule.Pattern, l.Rule.Line, l.Rule.Col}] = true
+				used[key{l.Layer, l.Name, l.Rule.Pattern, l.Rule.Span.Start}] = true
 			}
 		}
 		r := ExpectResult{Expect: x, Got: d}
@@ -62,7 +63,7 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 	var unused []RuleRef
 	for _, l := range e.Meta().Layers {
 		for _, rm := range l.Rules {
-			if !used[key{l.Kind, l.Name, rm.Pattern, rm.Line, rm.Col}] {
+			if !used[key{l.Kind, l.Name, rm.Pattern, rm.Span.Start}] {
 				unused = append(unused, RuleRef{Layer: l.Kind, Name: l.Name, Rule: rm})
 			}
 		}
@@ -90,5 +91,5 @@ func Describe(d *Decision) string {
 	if l.Rule == nil {
 		return fmt.Sprintf("%s by %s's default", d.Decision, who)
 	}
-	return fmt.Sprintf("%s by %s rule %q at %s:%d:%d", d.Decision, who, l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+	return fmt.Sprintf("%s by %s rule %q at %s", d.Decision, who, l.Rule.Pattern, l.Rule.Span)
 }

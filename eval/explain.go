@@ -28,15 +28,12 @@ type Explanation struct {
 	Hint      *Hint  `json:"hint,omitempty"`
 }
 
-// Edit is one change to a source file: replace bytes [Offset, Offset+Length)
-// with Insert. Line and Col locate Offset for people.
+// Edit is one change to a source file: replace the Length bytes from At
+// (a span's start: file, line, col and byte offset) with Insert.
 type Edit struct {
-	File   string `json:"file"`
-	Offset int    `json:"offset"`
-	Line   int    `json:"line"`
-	Col    int    `json:"col"`
-	Length int    `json:"length"`
-	Insert string `json:"insert"`
+	At     diag.Span `json:"at"`
+	Length int       `json:"length"`
+	Insert string    `json:"insert"`
 }
 
 // Hint says what would permit a refused (or asked) action: the smallest
@@ -54,10 +51,10 @@ type Hint struct {
 
 // OrgBlock is the org rule (or default) that forbids an action.
 type OrgBlock struct {
-	Name     string          `json:"name"`
-	File     string          `json:"file"`
-	Line     int             `json:"line,omitempty"`
-	Col      int             `json:"col,omitempty"`
+	Name string `json:"name"`
+	// At is the rule's span (or the written .default's); nil for an
+	// unwritten default.
+	At       *diag.Span      `json:"at,omitempty"`
 	Rule     string          `json:"rule,omitempty"` // the pattern; "" when its default decided
 	Decision config.Decision `json:"decision"`
 }
@@ -71,7 +68,7 @@ func Explain(d *Decision, cfg *config.Config) *Explanation {
 			if l.Decision == config.Ask {
 				what := "its default"
 				if l.Rule != nil {
-					what = fmt.Sprintf("%q at %s:%d:%d", l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+					what = fmt.Sprintf("%q at %s", l.Rule.Pattern, l.Rule.Span)
 				}
 				x.StartNote = fmt.Sprintf("at start nobody can be asked, so the %s layer's ask (%s) reads as refused", layerName(l), what)
 				break
@@ -95,23 +92,27 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 	if d.Error != "" {
 		return &Hint{Text: "the action name is malformed: " + d.Error}
 	}
-	// An org that refuses cannot be overridden by the project.
+	// An org that refuses cannot be overridden by the project. An org that
+	// asks, in the loop, is the question being put: the hint says so.
 	for _, l := range d.Layers[1:] {
 		if l.Layer != "org" || l.Decision == config.Allow {
 			continue
 		}
-		ob := &OrgBlock{Name: l.Name, Decision: l.Decision}
-		var text string
+		ob := &OrgBlock{Name: l.Name, Decision: l.Decision, At: l.Where()}
+		what := fmt.Sprintf("its default is %s", l.Decision)
 		if l.Rule != nil {
-			ob.File, ob.Line, ob.Col, ob.Rule = l.Rule.File, l.Rule.Line, l.Rule.Col, l.Rule.Pattern
-			text = fmt.Sprintf("the org ceiling %q forbids it: %q is %s at %s:%d:%d", l.Name, l.Rule.Pattern, l.Decision, l.Rule.File, l.Rule.Line, l.Rule.Col)
-		} else {
-			text = fmt.Sprintf("the org ceiling %q forbids it: its default is %s", l.Name, l.Decision)
+			ob.Rule = l.Rule.Pattern
+			what = fmt.Sprintf("%q is %s at %s", l.Rule.Pattern, l.Decision, l.Rule.Span)
 		}
-		if l.Decision == config.Ask {
-			text += " (ask, which reads as refused at start)"
+		var text string
+		switch {
+		case l.Decision == config.Ask && d.Phase == config.Loop:
+			text = fmt.Sprintf("the org ceiling %q asks before it (%s): a yes to the question permits it this once; the project cannot make it a standing allow, only the org's owners can", l.Name, what)
+		case l.Decision == config.Ask:
+			text = fmt.Sprintf("the org ceiling %q asks before it (%s), and at start nobody can be asked, so it reads as refused; the project cannot widen an org ceiling, so only the org's owners can permit it", l.Name, what)
+		default:
+			text = fmt.Sprintf("the org ceiling %q forbids it: %s; the project cannot widen an org ceiling, so only the org's owners can permit it", l.Name, what)
 		}
-		text += "; the project cannot widen an org ceiling, so only the org's owners can permit it"
 		return &Hint{Text: text, Org: ob}
 	}
 	project := d.Layers[0]
@@ -120,7 +121,7 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 	if project.Rule != nil && project.Rule.Pattern == d.Action {
 		// The deciding rule names the action itself: nothing is more
 		// specific, so that rule must change.
-		h.Text = fmt.Sprintf("change the rule %q at %s:%d:%d from %s to allow", project.Rule.Pattern, project.Rule.File, project.Rule.Line, project.Rule.Col, project.Rule.Decision)
+		h.Text = fmt.Sprintf("change the rule %q at %s from %s to allow", project.Rule.Pattern, project.Rule.Span, project.Rule.Decision)
 		if cfg != nil {
 			h.Edits = changeRule(cfg, d.Action)
 		}
@@ -130,7 +131,7 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 	if cfg != nil {
 		h.Edits = addAllow(cfg, d.Action)
 		if len(h.Edits) == 1 {
-			where = fmt.Sprintf("at %s:%d:%d", h.Edits[0].File, h.Edits[0].Line, h.Edits[0].Col)
+			where = "at " + h.Edits[0].At.String()
 		}
 	}
 	h.Text = fmt.Sprintf("add %s to .policy.allow %s: a rule naming the action outranks every wildcard", lit, where)
@@ -142,13 +143,13 @@ func fileOf(cfg *config.Config, project Layer) string {
 		return cfg.File
 	}
 	if project.Rule != nil {
-		return project.Rule.File
+		return project.Rule.Span.File
 	}
 	return "chock.zon"
 }
 
 func editAt(file string, p diag.Pos, length int, insert string) Edit {
-	return Edit{File: file, Offset: p.Offset, Line: p.Line, Col: p.Col, Length: length, Insert: insert}
+	return Edit{At: diag.Span{File: file, Start: p, End: p}, Length: length, Insert: insert}
 }
 
 // addAllow inserts the action into .policy.allow, creating the list or the
@@ -215,11 +216,12 @@ func changeRule(cfg *config.Config, act string) []Edit {
 // stay valid. A removed list entry takes its following comma with it.
 func Apply(src []byte, edits []Edit) []byte {
 	sorted := append([]Edit(nil), edits...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Offset > sorted[j].Offset })
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].At.Start.Offset > sorted[j].At.Start.Offset })
 	out := append([]byte(nil), src...)
 	for _, e := range sorted {
-		end := e.Offset + e.Length
-		if end > len(out) || e.Offset < 0 {
+		off := e.At.Start.Offset
+		end := off + e.Length
+		if end > len(out) || off < 0 {
 			continue
 		}
 		if e.Insert == "" && e.Length > 0 {
@@ -235,7 +237,7 @@ func Apply(src []byte, edits []Edit) []byte {
 				}
 			}
 		}
-		out = append(out[:e.Offset], append([]byte(e.Insert), out[end:]...)...)
+		out = append(out[:off], append([]byte(e.Insert), out[end:]...)...)
 	}
 	return out
 }
@@ -257,19 +259,25 @@ func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
 	for _, l := range d.Layers {
 		name := layerName(l)
 		if l.Rule == nil {
-			fmt.Fprintf(w, "  %s: %s (no rule matched: default)\n", line(name), l.Decision)
+			at := ""
+			if l.DefaultSpan != nil {
+				at = " at " + line(l.DefaultSpan.String())
+			}
+			fmt.Fprintf(w, "  %s: %s (no rule matched: default%s)\n", line(name), l.Decision, at)
 			continue
 		}
-		fmt.Fprintf(w, "  %s: %s by %s at %s:%d:%d\n", line(name), l.Decision, line(strconv.Quote(l.Rule.Pattern)), line(l.Rule.File), l.Rule.Line, l.Rule.Col)
+		fmt.Fprintf(w, "  %s: %s by %s at %s\n", line(name), l.Decision, line(strconv.Quote(l.Rule.Pattern)), line(l.Rule.Span.String()))
 		if l.Rule.Why != "" {
 			fmt.Fprintf(w, "    why: %s\n", line(l.Rule.Why))
 		}
-		if text, ok := lineOf(src, l.Rule.File, l.Rule.Line); ok {
+		if text, ok := lineOf(src, l.Rule.Span.File, l.Rule.Span.Start.Line); ok {
 			var b bytes.Buffer
-			p := diag.Pos{Line: l.Rule.Line, Col: l.Rule.Col}
-			end := p
-			end.Col += len(l.Rule.Pattern) + 2
-			diag.Excerpt(&b, text, diag.Span{Start: p, End: end})
+			sp := l.Rule.Span
+			if sp.End.Line != sp.Start.Line || sp.End.Col <= sp.Start.Col {
+				sp.End = sp.Start
+				sp.End.Col += len(l.Rule.Pattern) + 2
+			}
+			diag.Excerpt(&b, text, sp)
 			for _, ln := range strings.SplitAfter(b.String(), "\n") {
 				if ln != "" {
 					fmt.Fprintf(w, "  %s", ln)
@@ -288,11 +296,11 @@ func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
 		for _, e := range x.Hint.Edits {
 			switch {
 			case e.Length == 0:
-				fmt.Fprintf(w, "    at %s:%d:%d insert: %s\n", line(e.File), e.Line, e.Col, line(e.Insert))
+				fmt.Fprintf(w, "    at %s insert: %s\n", line(e.At.String()), line(e.Insert))
 			case e.Insert == "":
-				fmt.Fprintf(w, "    at %s:%d:%d remove the entry\n", line(e.File), e.Line, e.Col)
+				fmt.Fprintf(w, "    at %s remove the entry\n", line(e.At.String()))
 			default:
-				fmt.Fprintf(w, "    at %s:%d:%d replace with: %s\n", line(e.File), e.Line, e.Col, line(e.Insert))
+				fmt.Fprintf(w, "    at %s replace with: %s\n", line(e.At.String()), line(e.Insert))
 			}
 		}
 	}

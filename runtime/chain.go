@@ -10,7 +10,6 @@ import (
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
-	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
@@ -169,10 +168,7 @@ func (s *Session) decide(ctx context.Context, act string, phase config.Phase, pa
 	}
 	rule, layer := "default", "project"
 	if l := d.Decider(); l != nil {
-		layer = l.Name
-		if l.Rule != nil {
-			rule = fmt.Sprintf("%s (%s:%d:%d)", l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
-		}
+		layer, rule = l.Spelling(), l.RuleText()
 	}
 	fields := []sessionlog.Field{sessionlog.F("action", act), sessionlog.F("phase", phase.String()),
 		sessionlog.F("decision", d.Decision.String()), sessionlog.F("layer", layer), sessionlog.F("rule", rule), sessionlog.F("parent", parent)}
@@ -242,73 +238,34 @@ func (s *Session) secrets(ctx context.Context, c *Call, next Handler) (*Result, 
 		}
 		s.redact.Remove(c.ID)
 	}()
-	if c.Exec == nil {
+	if c.Exec == nil || c.Exec.Background {
+		// Only a program is given secrets; a background command outlives
+		// its call, and a grant would outlive it too.
 		return next(ctx, c)
 	}
-	if c.Exec.Background {
-		// A background command outlives its call; a grant would outlive it too.
-		return next(ctx, c)
-	}
-	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Action: c.Action})
+	g := grantee{target: eval.Target{Action: c.Action}, action: c.Action, phase: config.Loop, parent: c.ID}
+	grants, refused, err := s.grants(ctx, g)
 	if err != nil {
 		return nil, err
 	}
-	type grant struct {
-		sec   eval.Secret
-		value string
+	if refused != nil {
+		refused.Action = c.Action
+		return nil, refused
 	}
-	var grants []grant
-	for _, sec := range offered {
-		d, err := s.decide(ctx, "secret.use."+sec.Name, config.Loop, c.ID)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.permit(ctx, d, c.ID); err != nil {
-			var r *RefusedError
-			if errors.As(err, &r) {
-				r.Action = c.Action
-				r.Reason = fmt.Sprintf("secret %s: %s", sec.Name, r.Reason)
-			}
-			return nil, err
-		}
-		if s.opts.Store == nil {
-			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s: no credential store is configured", sec.Name)}
-		}
-		v, err := s.opts.Store.Get(ctx, sec.Name)
-		if err != nil {
-			reason := fmt.Sprintf("secret %s could not be read from the %s store: %v", sec.Name, s.opts.Store.Name(), err)
-			if errors.Is(err, credstore.ErrNotFound) {
-				reason = fmt.Sprintf("secret %s is not in the %s store (chock login --tool-secret %s)", sec.Name, s.opts.Store.Name(), sec.Name)
-			}
-			return nil, &RefusedError{Action: c.Action, Reason: reason}
-		}
-		if len(v) < action.MinSecretLen {
-			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", sec.Name, action.MinSecretLen)}
-		}
-		grants = append(grants, grant{sec, v})
-	}
-	if len(grants) > action.MaxSlots {
-		return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the call is granted %d secrets; a call has %d redaction slots", len(grants), action.MaxSlots)}
-	}
-	for _, g := range grants {
-		s.redact.Add(c.ID, g.sec.Name, g.value)
-		variable := g.sec.As
-		switch g.sec.Bind {
+	for _, gr := range grants {
+		switch gr.sec.Bind {
 		case config.BindEnv:
-			c.env = append(c.env, variable+"="+g.value)
+			c.env = append(c.env, gr.sec.As+"="+gr.value)
 		case config.BindFile:
-			path, remove, err := s.secretFile(g.value)
+			path, remove, err := s.secretFile(gr.value)
 			if err != nil {
-				return nil, fmt.Errorf("secret %s: writing its file: %w", g.sec.Name, err)
+				return nil, fmt.Errorf("secret %s: writing its file: %w", gr.sec.Name, err)
 			}
 			c.cleanup = append(c.cleanup, remove)
-			c.env = append(c.env, variable+"="+path)
-		default:
-			return nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("secret %s binds as a %s, which a program cannot take", g.sec.Name, g.sec.Bind)}
+			c.env = append(c.env, gr.sec.As+"="+path)
 		}
-		if err := s.log.Event("secret.used", false, sessionlog.F("name", g.sec.Name), sessionlog.F("action", c.Action),
-			sessionlog.F("bind", g.sec.Bind.String()), sessionlog.F("variable", variable)); err != nil {
-			return nil, fmt.Errorf("session log: %w", err)
+		if err := s.give(g, gr); err != nil {
+			return nil, err
 		}
 	}
 	return next(ctx, c)

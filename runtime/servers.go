@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -15,11 +14,9 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/safetext"
-	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sessionlog"
 	"github.com/mtibben/confusables"
-	"golang.org/x/net/http/httpguts"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -254,8 +251,8 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		ts := ToolStatus{Name: t.Name, Description: s.redact.String(t.Description), Action: act, Rule: "default"}
 		if d, err := s.opts.Engine.Decide(ctx, act, config.Loop); err == nil {
 			ts.Decision = d.Decision
-			if l := d.Decider(); l != nil && l.Rule != nil {
-				ts.Rule = fmt.Sprintf("%s (%s:%d:%d)", l.Rule.Pattern, l.Rule.File, l.Rule.Line, l.Rule.Col)
+			if l := d.Decider(); l != nil {
+				ts.Rule = l.RuleText()
 			}
 		}
 		st.Tools = append(st.Tools, ts)
@@ -283,95 +280,29 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 // its environment. why says why the server is dropped ("" when it is not);
 // err is a failure to decide or to log.
 func (s *Session) serverSecrets(ctx context.Context, name string, remote bool, headers map[string]string, env *[]string) (why string, err error) {
-	parent := "server:" + name
-	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Server: name})
-	if err != nil {
-		return "", err
+	g := grantee{target: eval.Target{Server: name}, action: "mcp." + name, phase: config.Start, parent: "server:" + name,
+		server: true, remote: remote}
+	grants, refused, err := s.grants(ctx, g)
+	if err != nil || refused != nil {
+		if refused != nil {
+			why = refused.Reason
+		}
+		return why, err
 	}
-	skipped := func(sec eval.Secret, why string) error {
-		return s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", name), sessionlog.F("why", why))
-	}
-	granted := 0
-	for _, sec := range offered {
-		d, err := s.decide(ctx, "secret.use."+sec.Name, config.Start, parent)
-		if err != nil {
-			return "", err
-		}
-		if d.Decision != config.Allow {
-			return fmt.Sprintf("secret %s: %s", sec.Name, s.refusal(d)), nil
-		}
-		if why := bindMismatch(sec.Bind, remote); why != "" {
-			if err := skipped(sec, why); err != nil {
-				return "", err
-			}
-			continue
-		}
-		value, why := s.secretValue(ctx, sec.Name)
-		if why != "" {
-			return why, nil
-		}
-		if granted == action.MaxSlots {
-			return fmt.Sprintf("the server is granted more than %d secrets; it has %d redaction slots", action.MaxSlots, action.MaxSlots), nil
-		}
-		if sec.Bind == config.BindHeader {
-			v := value
-			if strings.EqualFold(sec.As, "Authorization") {
-				v = "Bearer " + value
-			}
-			if !httpguts.ValidHeaderFieldValue(v) || !httpguts.ValidHeaderFieldName(sec.As) {
-				// Not sent at all: the server starts without it.
-				if err := skipped(sec, fmt.Sprintf("the value holds a byte header %s cannot carry, so it is not sent and the server starts without it", sec.As)); err != nil {
-					return "", err
-				}
-				continue
-			}
-			headers[sec.As] = v
+	for _, gr := range grants {
+		if gr.sec.Bind == config.BindHeader {
+			headers[gr.sec.As] = gr.header
 		} else {
-			*env = append(*env, sec.As+"="+value)
+			*env = append(*env, gr.sec.As+"="+gr.value)
 		}
-		// The server's slot stays filled for the whole session.
-		s.redact.Add(parent, sec.Name, value)
-		granted++
-		if err := s.log.Event("secret.used", false, sessionlog.F("name", sec.Name), sessionlog.F("action", "mcp."+name),
-			sessionlog.F("bind", sec.Bind.String()), sessionlog.F("variable", sec.As)); err != nil {
-			return "", fmt.Errorf("session log: %w", err)
+		if err := s.give(g, gr); err != nil {
+			return "", err
 		}
 	}
 	if err := s.log.Flush(); err != nil {
 		return "", fmt.Errorf("session log: %w", err)
 	}
 	return "", nil
-}
-
-// bindMismatch says why a secret bound as b gives a server nothing, or "".
-func bindMismatch(b config.Bind, remote bool) string {
-	switch {
-	case b == config.BindFile:
-		return "an MCP server is not given a file: it holds what it is given for the whole session, so the file would have to live that long"
-	case remote && b != config.BindHeader:
-		return fmt.Sprintf("a remote server takes a credential as a header, and this entry binds as %s", b)
-	case !remote && b == config.BindHeader:
-		return "a local server takes its secrets in its environment, and this entry binds as a header"
-	}
-	return ""
-}
-
-// secretValue reads a secret from the store; why says why it could not be.
-func (s *Session) secretValue(ctx context.Context, name string) (value, why string) {
-	if s.opts.Store == nil {
-		return "", fmt.Sprintf("secret %s: no credential store is configured", name)
-	}
-	v, err := s.opts.Store.Get(ctx, name)
-	if err != nil {
-		if errors.Is(err, credstore.ErrNotFound) {
-			return "", fmt.Sprintf("secret %s is not in the %s store (chock login --tool-secret %s)", name, s.opts.Store.Name(), name)
-		}
-		return "", fmt.Sprintf("secret %s could not be read from the %s store: %v", name, s.opts.Store.Name(), err)
-	}
-	if len(v) < action.MinSecretLen {
-		return "", fmt.Sprintf("secret %s is shorter than %d bytes and could not be redacted", name, action.MinSecretLen)
-	}
-	return v, ""
 }
 
 // logExchange writes one mcp.request, exactly as seed 000 shows it: why an

@@ -172,26 +172,19 @@ func parsePhase(s string, io stdio) (config.Phase, bool) {
 
 // evalLine is the one-line form of a decision:
 // ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL.
-func evalLine(d *eval.Decision, m eval.Meta) string {
+func evalLine(d *eval.Decision) string {
 	if d.Error != "" {
 		return fmt.Sprintf("%s %s %s  - - -  (%s)", d.Action, d.Phase, d.Decision, d.Error)
 	}
 	l := d.Decider()
-	layer := "project"
-	if l.Layer == "org" {
-		layer = "org:" + l.Name
-	}
 	rule, pos := "default", "-"
 	if l.Rule != nil {
-		rule, pos = l.Rule.Pattern, fmt.Sprintf("%s:%d:%d", l.Rule.File, l.Rule.Line, l.Rule.Col)
-	} else {
-		for _, lm := range m.Layers {
-			if lm.Kind == l.Layer && lm.Name == l.Name && len(lm.DefaultPos) == 2 {
-				pos = fmt.Sprintf("%s:%d:%d", lm.File, lm.DefaultPos[0], lm.DefaultPos[1])
-			}
-		}
+		rule = l.Rule.Pattern
 	}
-	return fmt.Sprintf("%s %s %s  %s %s %s", d.Action, d.Phase, d.Decision, layer, rule, pos)
+	if at := l.Where(); at != nil {
+		pos = at.String()
+	}
+	return fmt.Sprintf("%s %s %s  %s %s %s", d.Action, d.Phase, d.Decision, l.Spelling(), rule, pos)
 }
 
 // runEval implements `chock eval`.
@@ -234,7 +227,7 @@ func runEval(ctx context.Context, args []string, io stdio) int {
 		if *asJSON {
 			writeJSON(io, d, false)
 		} else {
-			fmt.Fprintln(io.out, evalLine(d, p.engine.Meta()))
+			fmt.Fprintln(io.out, evalLine(d))
 		}
 	}
 	if *exitCode && refused {

@@ -311,9 +311,13 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 		fmt.Fprintf(io.err, "chock %s: --mcp-discover-timeout and --mcp-call-timeout must be positive\n", name)
 		return nil, nil, exitUsage, false
 	}
+	// The store the policy names: the config's, or the one a bundle
+	// recorded when it was compiled.
 	storeKind := config.StoreFile
 	if p.config != nil {
 		storeKind = p.config.Credentials.Store
+	} else if k, ok := config.ParseStore(p.engine.Meta().Credentials); ok {
+		storeKind = k
 	}
 	store, err := credstore.Open(storeKind, credstore.Options{})
 	if err != nil {

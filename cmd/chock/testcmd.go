@@ -43,7 +43,7 @@ func runTest(ctx context.Context, args []string, io stdio) int {
 	passed, failed := 0, 0
 	for _, r := range results {
 		x := r.Expect
-		where := fmt.Sprintf("%s:%d:%d", x.Span.File, x.Span.Start.Line, x.Span.Start.Col)
+		where := x.Span.String()
 		if r.Passed() {
 			passed++
 			if *verbose {
@@ -60,7 +60,7 @@ func runTest(ctx context.Context, args []string, io stdio) int {
 			if u.Layer == "org" {
 				who = fmt.Sprintf("org %q", u.Name)
 			}
-			fmt.Fprintf(io.out, "%s:%d:%d: not covered: %s rule %q (%s)\n", u.Rule.File, u.Rule.Line, u.Rule.Col, who, u.Rule.Pattern, u.Rule.Decision)
+			fmt.Fprintf(io.out, "%s: not covered: %s rule %q (%s)\n", u.Rule.Span, who, u.Rule.Pattern, u.Rule.Decision)
 		}
 	}
 	fmt.Fprintf(io.out, "%d passed, %d failed\n", passed, failed)

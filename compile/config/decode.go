@@ -393,7 +393,7 @@ func (d *decoder) enum(v zon.Node, what, noun, code string, names []string) (int
 }
 
 func (d *decoder) decision(v zon.Node, what string) (Decision, bool) {
-	i, ok := d.enum(v, what, "decision", CodeUnknownDecision, decisionNames)
+	i, ok := d.enum(v, what, "decision", CodeUnknownDecision, decisionNames())
 	return Decision(i), ok
 }
 
@@ -502,7 +502,7 @@ func (d *decoder) secret(v zon.Node) *Secret {
 			}
 		case "bind":
 			s.BindSpan = f.Value.Span()
-			i, ok := d.enum(f.Value, ".bind", "bind", CodeUnknownBind, bindNames)
+			i, ok := d.enum(f.Value, ".bind", "bind", CodeUnknownBind, bindNames())
 			k := f.Value.Kind()
 			s.BindSet = s.BindSet || ok || k == zon.KindString || k == zon.KindEnum
 			s.Bind = Bind(i)
@@ -568,7 +568,7 @@ func (d *decoder) credentials(v zon.Node) Credentials {
 		if !ok {
 			continue
 		}
-		if i, ok := d.enum(f.Value, ".credentials.store", "credential store", CodeUnknownStore, storeNames); ok {
+		if i, ok := d.enum(f.Value, ".credentials.store", "credential store", CodeUnknownStore, storeNames()); ok {
 			c.Store, c.StoreSpan = Store(i), f.Value.Span()
 		}
 	}
@@ -616,7 +616,7 @@ func (d *decoder) expectation(v zon.Node) *Expectation {
 			dec, dok := d.decision(f.Value, ".decision")
 			x.Decision, x.DecisionSpan, ok = dec, f.Value.Span(), ok && dok
 		case "phase":
-			i, pok := d.enum(f.Value, ".phase", "phase", CodeUnknownPhase, []string{"loop", "start"})
+			i, pok := d.enum(f.Value, ".phase", "phase", CodeUnknownPhase, phaseNames())
 			x.Phase, x.PhaseSpan, ok = Phase(i), f.Value.Span(), ok && pok
 		case "layer":
 			x.Layer, _ = d.text(f.Value, ".layer")

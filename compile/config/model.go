@@ -6,10 +6,41 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/diag"
 )
+
+// The enumerated values of chock.zon (SPEC §4) each have a String, a
+// Parse, and MarshalText/UnmarshalText, so they read and write as their
+// names in JSON and in bundle data alike.
+
+// names is the one lookup behind each enum's Parse and UnmarshalText.
+func parseName[T ~int](names []string, s string) (T, bool) {
+	for i, n := range names {
+		if n == s {
+			return T(i), true
+		}
+	}
+	return 0, false
+}
+
+func unmarshalName[T ~int](names []string, kind string, b []byte, dst *T) error {
+	v, ok := parseName[T](names, string(b))
+	if !ok {
+		return fmt.Errorf("unknown %s %q (want %s)", kind, b, strings.Join(names, ", "))
+	}
+	*dst = v
+	return nil
+}
+
+func nameOf[T ~int](names []string, kind string, v T) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", kind, int(v))
+}
 
 // Decision is allow, ask or deny, ordered most restrictive first, so the
 // effective decision of several layers is their minimum.
@@ -22,30 +53,23 @@ const (
 	Allow
 )
 
-var decisionNames = []string{"deny", "ask", "allow"}
+func decisionNames() []string { return []string{"deny", "ask", "allow"} }
 
 // String returns "deny", "ask" or "allow".
-func (d Decision) String() string {
-	if d >= 0 && int(d) < len(decisionNames) {
-		return decisionNames[d]
-	}
-	return fmt.Sprintf("Decision(%d)", int(d))
-}
+func (d Decision) String() string { return nameOf(decisionNames(), "Decision", d) }
 
 // ParseDecision reads a decision name.
-func ParseDecision(s string) (Decision, bool) {
-	for i, n := range decisionNames {
-		if n == s {
-			return Decision(i), true
-		}
-	}
-	return 0, false
-}
+func ParseDecision(s string) (Decision, bool) { return parseName[Decision](decisionNames(), s) }
 
 // MarshalText writes the decision's name.
 func (d Decision) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// Phase says when an action is asked: at session start or in the loop.
+// UnmarshalText reads a decision's name.
+func (d *Decision) UnmarshalText(b []byte) error {
+	return unmarshalName(decisionNames(), "decision", b, d)
+}
+
+// Phase says when an action is asked: in the loop or at session start.
 type Phase int
 
 // Phases.
@@ -54,27 +78,19 @@ const (
 	Start
 )
 
+func phaseNames() []string { return []string{"loop", "start"} }
+
 // String returns "loop" or "start".
-func (p Phase) String() string {
-	if p == Start {
-		return "start"
-	}
-	return "loop"
-}
+func (p Phase) String() string { return nameOf(phaseNames(), "Phase", p) }
 
 // ParsePhase reads a phase name.
-func ParsePhase(s string) (Phase, bool) {
-	switch s {
-	case "loop":
-		return Loop, true
-	case "start":
-		return Start, true
-	}
-	return 0, false
-}
+func ParsePhase(s string) (Phase, bool) { return parseName[Phase](phaseNames(), s) }
 
 // MarshalText writes the phase's name.
 func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a phase's name.
+func (p *Phase) UnmarshalText(b []byte) error { return unmarshalName(phaseNames(), "phase", b, p) }
 
 // Bind is how a secret reaches its target.
 type Bind int
@@ -86,13 +102,19 @@ const (
 	BindHeader
 )
 
-var bindNames = []string{"env", "file", "header"}
+func bindNames() []string { return []string{"env", "file", "header"} }
 
 // String returns "env", "file" or "header".
-func (b Bind) String() string { return bindNames[b] }
+func (b Bind) String() string { return nameOf(bindNames(), "Bind", b) }
+
+// ParseBind reads a bind's name.
+func ParseBind(s string) (Bind, bool) { return parseName[Bind](bindNames(), s) }
 
 // MarshalText writes the bind's name.
 func (b Bind) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText reads a bind's name.
+func (b *Bind) UnmarshalText(t []byte) error { return unmarshalName(bindNames(), "bind", t, b) }
 
 // Store is where credential values live.
 type Store int
@@ -105,10 +127,21 @@ const (
 	StoreSecretSpec
 )
 
-var storeNames = []string{"file", "env", "keyring", "secretspec"}
+func storeNames() []string { return []string{"file", "env", "keyring", "secretspec"} }
 
 // String returns the store's name.
-func (s Store) String() string { return storeNames[s] }
+func (s Store) String() string { return nameOf(storeNames(), "Store", s) }
+
+// ParseStore reads a store's name.
+func ParseStore(s string) (Store, bool) { return parseName[Store](storeNames(), s) }
+
+// MarshalText writes the store's name.
+func (s Store) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a store's name.
+func (s *Store) UnmarshalText(b []byte) error {
+	return unmarshalName(storeNames(), "credential store", b, s)
+}
 
 // Text is a string value with the span it was read from.
 type Text struct {

@@ -70,9 +70,7 @@ func (l *linter) add(span diag.Span, code, msg, hint string) {
 	l.diags = append(l.diags, &diag.Diagnostic{Span: span, Severity: chk.Severity, Code: code, Message: msg, Hint: hint})
 }
 
-func at(s diag.Span) string {
-	return fmt.Sprintf("%s:%d:%d", s.File, s.Start.Line, s.Start.Col)
-}
+func at(s diag.Span) string { return s.String() }
 
 // layer runs the checks that look at one layer's rules alone.
 func (l *linter) layer(layer *layer) {
@@ -484,21 +482,33 @@ func (l *linter) serverURL(s *config.Server) {
 		return
 	}
 	res := l.evaluator(a).Decide(a, config.Start)
-	if res.Decision != config.Allow {
-		why := "no rule allows it"
-		for _, lr := range res.Layers {
-			if lr.Rule != nil && lr.Decision != config.Allow {
-				why = fmt.Sprintf("%q is %s at %s", lr.Rule.Pattern, lr.Decision, at(lr.Rule.Span))
-				if lr.Decision == config.Ask {
-					why += " (ask reads as refused at start)"
-				}
-				break
-			}
-		}
-		l.add(s.URL.Span, CodeServerHostNotAllowed,
-			fmt.Sprintf("server %q will be left out: %s is %s at start; %s", name, act, res.Decision, why),
-			fmt.Sprintf("to reach it, allow %q", "mcp."+name+".host."+segs))
+	if res.Decision == config.Allow {
+		return
 	}
+	// The layer that refuses: the project's when it does not allow, else
+	// the first org that caps it. The hint says what that one can do.
+	var by *native.LayerResult
+	for i := range res.Layers {
+		if res.Layers[i].Decision != config.Allow {
+			by = &res.Layers[i]
+			break
+		}
+	}
+	why := "no rule allows it"
+	if by.Rule != nil {
+		why = fmt.Sprintf("%q is %s at %s", by.Rule.Pattern, by.Decision, at(by.Rule.Span))
+	} else if by.Layer.Kind == "org" {
+		why = fmt.Sprintf("the org ceiling %q's default is %s", by.Layer.Name, by.Decision)
+	}
+	if by.Decision == config.Ask {
+		why += " (ask reads as refused at start)"
+	}
+	hint := fmt.Sprintf("to reach it, allow %q", act)
+	if by.Layer.Kind == "org" {
+		hint = fmt.Sprintf("the project allows it; the org ceiling %q does not, and only the org's owners can change that", by.Layer.Name)
+	}
+	l.add(s.URL.Span, CodeServerHostNotAllowed,
+		fmt.Sprintf("server %q will be left out: %s is %s at start; %s", name, act, res.Decision, why), hint)
 }
 
 func (l *linter) toolRule(s *config.Server) {

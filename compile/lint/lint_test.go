@@ -251,3 +251,42 @@ func TestURLHostsAsRunTime(t *testing.T) {
 		}
 	}
 }
+
+// TestHostHintSaysWhoCanPermit: a host the org denies is not "allow it"
+// when the project already allows it; a host the project denies is.
+func TestHostHintSaysWhoCanPermit(t *testing.T) {
+	project := `.{ .policy = .{ .allow = .{ "mcp.notion.host.com.notion.*", "mcp.notion.tool.search" } }, .mcp_servers = .{.{ .name = "notion", .url = "https://mcp.notion.com/mcp" }} }`
+	org := `.{ .name = "acme", .policy = .{ .deny = .{"mcp.*.host.com.notion.*"} } }`
+	var hints []string
+	for _, d := range lintText(project, org) {
+		if d.Code == CodeServerHostNotAllowed {
+			hints = append(hints, d.Hint)
+		}
+	}
+	if len(hints) != 1 || strings.Contains(hints[0], "allow \"") || !strings.Contains(hints[0], `the org ceiling "acme" does not`) {
+		t.Fatalf("org-denied host: %q", hints)
+	}
+	hints = nil
+	for _, d := range lintText(strings.Replace(project, `"mcp.notion.host.com.notion.*", `, "", 1)) {
+		if d.Code == CodeServerHostNotAllowed {
+			hints = append(hints, d.Hint)
+		}
+	}
+	if len(hints) != 1 || hints[0] != `to reach it, allow "mcp.notion.host.com.notion.mcp"` {
+		t.Fatalf("project-denied host: %q", hints)
+	}
+}
+
+// TestDeterministic: lint's findings come in the same order on every run
+// (a map range once made SARIF churn).
+func TestDeterministic(t *testing.T) {
+	src := `.{ .policy = .{ .ask = .{ "secret.use.*" } },
+    .secrets = .{ .{ .name = "A1", .to = "mcp.*" }, .{ .name = "B2", .to = "mcp.*" }, .{ .name = "C3", .to = "mcp.*" }, .{ .name = "D4", .to = "mcp.*" } },
+    .mcp_servers = .{ .{ .name = "s", .command = .{"x"} }, .{ .name = "t", .command = .{"y"} } } }`
+	first := fmt.Sprint(lintText(src))
+	for range 50 {
+		if got := fmt.Sprint(lintText(src)); got != first {
+			t.Fatalf("lint output changed between runs:\n%s\n%s", first, got)
+		}
+	}
+}

@@ -47,6 +47,19 @@ type Store interface {
 	Delete(ctx context.Context, name string) error
 }
 
+// HowToStore says how a secret missing from st is put there: chock login
+// for the stores it writes, an export for the environment, the profile for
+// SecretSpec.
+func HowToStore(st Store, name string) string {
+	switch st.Name() {
+	case "env":
+		return fmt.Sprintf("export %s where chock runs", name)
+	case "secretspec":
+		return fmt.Sprintf("add %s to the SecretSpec profile", name)
+	}
+	return "chock login --tool-secret " + name
+}
+
 func checkName(name string) error {
 	if !action.ValidSecretName(name) {
 		return fmt.Errorf("secret name %q: %s", name, action.SecretNameRule)
