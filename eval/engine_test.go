@@ -311,3 +311,23 @@ func BenchmarkEngineDecide(b *testing.B) {
 		})
 	}
 }
+
+// TestOrgAskHint: an org's ask in the loop is the question being put, and
+// its hint says a yes permits it once; at start the same ask reads as
+// refused and only the org's owners can permit it.
+func TestOrgAskHint(t *testing.T) {
+	e, c := build(t, `.{ .policy = .{ .allow = .{"exec.path.git"} } }`, `.{ .name = "acme", .policy = .{ .ask = .{"exec.path.git"} } }`)
+	d, err := e.Decide(context.Background(), "exec.path.git", config.Loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := Explain(d, c)
+	if x.Hint == nil || !strings.Contains(x.Hint.Text, "a yes to the question permits it this once") || strings.Contains(x.Hint.Text, "only the org's owners can permit it") {
+		t.Fatalf("loop: %+v", x.Hint)
+	}
+	d, _ = e.Decide(context.Background(), "exec.path.git", config.Start)
+	x = Explain(d, c)
+	if x.Hint == nil || !strings.Contains(x.Hint.Text, "reads as refused") || !strings.Contains(x.Hint.Text, "only the org's owners can permit it") {
+		t.Fatalf("start: %+v", x.Hint)
+	}
+}

@@ -145,10 +145,16 @@ func (s *Session) audit(ctx context.Context, c *Call, next Handler) (*Result, er
 	return res, err
 }
 
-// timeLimit bounds the call.
+// timeLimit bounds the call by its one budget: the time limit it names,
+// or else its tool's (an MCP tool call's is MCP.CallTimeout, which
+// --mcp-call-timeout sets; a program's or a fetch's is CallTimeout).
 func (s *Session) timeLimit(ctx context.Context, c *Call, next Handler) (*Result, error) {
 	d := c.Timeout
-	if d <= 0 {
+	switch {
+	case d > 0:
+	case c.MCP != nil:
+		d = s.opts.MCP.CallTimeout
+	default:
 		d = s.opts.CallTimeout
 	}
 	if c.Exec != nil && c.Exec.Background {

@@ -7,16 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chockhq/chock/compile/action"
-	"net/http/httptest"
-	"os/exec"
-
 	"github.com/chockhq/chock/internal/mcptest"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/sessionlog"
@@ -344,5 +344,41 @@ func TestLookalikeLeavesOthersAlone(t *testing.T) {
 		if why := lookalike(name); why != "" {
 			t.Errorf("%q: %s", name, why)
 		}
+	}
+}
+
+// TestOneBudgetPerCall: an MCP tool call has the MCP call budget
+// (--mcp-call-timeout), not the session's default for programs, and the
+// error names the budget that fired.
+func TestOneBudgetPerCall(t *testing.T) {
+	policy := fmt.Sprintf(`.{
+    .policy = .{ .rules = .{ .{ .action = "mcp.helper.tool.*", .decision = .allow } } },
+    .mcp_servers = .{ .{ .name = "helper", .command = %s } },
+}`, helperCommand(t, "sleep"))
+	longer := newFixtureWith(t, policy, nil, nil, func(o *Options) {
+		o.CallTimeout = 200 * time.Millisecond
+		o.MCP.CallTimeout = 10 * time.Second
+	})
+	if _, err := longer.s.StartServers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := mcpCall(longer, "helper", "sleep", `{"ms": 600}`); err != nil || res.Content != "slept" {
+		t.Fatalf("a 600 ms call with a 10 s MCP budget: %+v, %v", res, err)
+	}
+	shorter := newFixtureWith(t, policy, nil, nil, func(o *Options) {
+		o.CallTimeout = 10 * time.Second
+		o.MCP.CallTimeout = 300 * time.Millisecond
+	})
+	if _, err := shorter.s.StartServers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mcpCall(shorter, "helper", "sleep", `{"ms": 5000}`); err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Fatalf("a 5 s call with a 300 ms MCP budget: %v", err)
+	}
+	// A time limit the call names is its budget, and is named.
+	res, err := shorter.s.Run(context.Background(), &Call{Tool: "mcp", Timeout: 150 * time.Millisecond,
+		MCP: &MCPRequest{Server: "helper", Tool: "sleep", Arguments: json.RawMessage(`{"ms": 5000}`)}})
+	if err == nil || !strings.Contains(err.Error(), "no answer within 150ms") {
+		t.Fatalf("a call naming 150 ms: %+v, %v", res, err)
 	}
 }

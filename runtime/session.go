@@ -19,6 +19,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sessionlog"
@@ -35,7 +36,9 @@ type Options struct {
 	Asker Asker
 	// LogDir is where the session log goes (sessionlog.DefaultDir by default).
 	LogDir string
-	// CallTimeout bounds a call that names no time limit (default 60 s).
+	// CallTimeout bounds a program or fetch_url call that names no time
+	// limit (default mcpconn.CallTimeout, seed 000's 60 s a call); an MCP
+	// tool call has MCP.CallTimeout.
 	CallTimeout time.Duration
 	// TempDir is where file-bound secrets are written (os.TempDir by default).
 	TempDir string
@@ -78,7 +81,13 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		o.Asker = DenyAsker{}
 	}
 	if o.CallTimeout <= 0 {
-		o.CallTimeout = 60 * time.Second
+		o.CallTimeout = mcpconn.CallTimeout
+	}
+	if o.MCP.CallTimeout <= 0 {
+		o.MCP.CallTimeout = mcpconn.CallTimeout
+	}
+	if o.MCP.DiscoverTimeout <= 0 {
+		o.MCP.DiscoverTimeout = mcpconn.DiscoverTimeout
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()

@@ -225,6 +225,7 @@ func open(ctx context.Context, name string, d dialer, o Options) (*Server, error
 
 // start connects and reads the tool list within the discover budget.
 func (s *Server) start(ctx context.Context) error {
+	started := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.o.DiscoverTimeout)
 	defer cancel()
 	s.mu.Lock()
@@ -232,7 +233,7 @@ func (s *Server) start(ctx context.Context) error {
 	s.d.begin()
 	tools, err := s.discover(ctx)
 	if err != nil {
-		e := s.fail(ctx, Discover, err)
+		e := s.fail(ctx, started, Discover, err)
 		return e
 	}
 	s.tools = tools
@@ -251,15 +252,20 @@ func (s *Server) report(x Exchange) {
 	}
 }
 
-// fail classifies err, reports the exchange and returns the Error.
-func (s *Server) fail(ctx context.Context, about string, err error) *Error {
+// fail classifies err, reports the exchange and returns the Error. A
+// budget that ran out is named as the one that fired: the exchange's own,
+// or the caller's when that was shorter.
+func (s *Server) fail(ctx context.Context, started time.Time, about string, err error) *Error {
 	var e *Error
 	if !errors.As(err, &e) {
 		e = s.d.classify(about, err)
-		if e.Outcome == NoAnswer && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if e.Outcome == NoAnswer && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			budget := s.o.CallTimeout
 			if about == Discover {
 				budget = s.o.DiscoverTimeout
+			}
+			if dl, ok := ctx.Deadline(); ok && dl.Sub(started) < budget {
+				budget = dl.Sub(started).Round(time.Millisecond)
 			}
 			e.Msg = fmt.Sprintf("no answer within %s", budget)
 		}
@@ -347,6 +353,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 		}
 		arguments = m
 	}
+	started := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
 	defer cancel()
 	s.d.begin()
@@ -368,7 +375,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 			s.report(Exchange{About: tool, Status: s.d.status(), Outcome: Answered})
 			return nil, err
 		}
-		e := s.fail(ctx, tool, err)
+		e := s.fail(ctx, started, tool, err)
 		if s.d.reconnects() {
 			s.drop() // a failed exchange may have broken the session; the next call opens another
 		}
