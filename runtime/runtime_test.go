@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
@@ -53,22 +53,16 @@ func newFixture(t *testing.T, policy string, stored map[string]string, asker Ask
 	return newFixtureWith(t, policy, stored, asker, nil)
 }
 
-// testEngine compiles a chock.zon source into an engine.
+// testEngine compiles a chock.zon source into an engine, through the
+// library's one loader; lint errors do not stop it, since the run time must
+// hold against a policy nobody linted.
 func testEngine(tb testing.TB, policy string) (*eval.Engine, *config.Config) {
 	tb.Helper()
-	c, ds := config.Load("chock.zon", []byte(policy))
-	if ds.HasErrors() {
-		tb.Fatal(ds)
-	}
-	out, err := compile.Compile(compile.Input{Config: c})
+	p, ds, err := load.FromSources(context.Background(), load.Input{Configs: []load.Source{{Name: "chock.zon", Data: []byte(policy)}}, Unlinted: true})
 	if err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("%v\n%v", err, ds)
 	}
-	e, err := eval.FromOutput(context.Background(), out)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return e, c
+	return p.Engine, p.Config
 }
 
 // newFixtureWith is newFixture with the session's options adjusted by opt.

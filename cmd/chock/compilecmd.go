@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safefile"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/pflag"
@@ -127,28 +128,28 @@ func runCompile(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 
-	var l *loaded
+	var l *load.Loaded
 	var code int
 	var ok bool
 	if *orgOnly {
-		l, code, ok = load(nil, fs.Args(), compile.ReadOptions{}, io)
+		l, code, ok = loadSources(nil, fs.Args(), compile.ReadOptions{}, io)
 	} else {
 		config := "chock.zon"
 		if fs.NArg() == 1 {
 			config = fs.Arg(0)
 		}
-		l, code, ok = load([]string{config}, *orgs, ro, io)
+		l, code, ok = loadSources([]string{config}, *orgs, ro, io)
 	}
 	if !ok {
 		return code
 	}
 	// A file with lint errors does not compile, and nothing is written.
-	if l.refuseErrors(io, "compile") {
+	if refuseErrors(l.Lint(), l.Sources, io, "compile") {
 		return exitFailed
 	}
-	in := compile.Input{Orgs: l.orgs}
+	in := compile.Input{Orgs: l.Orgs}
 	if !*orgOnly {
-		in.Config = l.configs[0]
+		in.Config = l.Configs[0]
 	}
 	res, err := compile.Compile(in)
 	if err != nil {

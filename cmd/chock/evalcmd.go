@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +11,11 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/pflag"
 )
@@ -38,18 +37,9 @@ func (p *policyFlags) add(fs *pflag.FlagSet) {
 	p.keys.addVerification(fs)
 }
 
-// policy is a loaded policy: its engine, and the sources when it was
-// compiled from them (for positions, excerpts and hints).
-type policy struct {
-	engine  *eval.Engine
-	config  *config.Config
-	orgs    []*config.Org
-	sources diag.Sources
-}
-
-// load builds the engine. It returns false, having reported why, when the
+// load builds the policy. It returns false, having reported why, when the
 // policy cannot be had; code is then the exit code.
-func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
+func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, int, bool) {
 	ro, err := p.keys.readOptions()
 	if err != nil {
 		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
@@ -65,40 +55,43 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*policy, int, bool) {
 			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
 			return nil, exitUsage, false
 		}
-		b, err := compile.ReadBundle(bytes.NewReader(raw), ro)
+		pol, err := load.FromBundle(ctx, displayName(p.bundle), raw, ro)
 		if err != nil {
-			fmt.Fprintf(io.err, "chock: %s: %s\n", p.bundle, oneLine(err.Error()))
+			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
 			return nil, exitFailed, false
 		}
-		e, err := eval.New(ctx, b)
-		if err != nil {
-			fmt.Fprintf(io.err, "chock: %s: %s\n", p.bundle, oneLine(err.Error()))
-			return nil, exitFailed, false
-		}
-		if k := e.Meta().Kind; k != "project" {
-			fmt.Fprintf(io.err, "chock: %s is an %s bundle; an org bundle is a ceiling, given with --org to compile or eval --config\n", displayName(p.bundle), safetext.Line(k))
-			return nil, exitFailed, false
-		}
-		return &policy{engine: e, sources: bundleSources(e.Meta())}, exitOK, true
+		pol.Sources = bundleSources(pol.Engine.Meta())
+		return pol, exitOK, true
 	}
-	l, code, ok := load([]string{p.config}, p.orgs, ro, io)
+	configs, ok := readSources([]string{p.config}, io)
 	if !ok {
-		return nil, code, false
+		return nil, exitUsage, false
 	}
-	if l.refuseErrors(io, "policy") {
+	orgs, ok := readSources(p.orgs, io)
+	if !ok {
+		return nil, exitUsage, false
+	}
+	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
+	if errors.Is(err, load.ErrLint) {
+		refuseErrors(ds, sourcesOf(configs, orgs), io, "policy")
 		return nil, exitFailed, false
 	}
-	out, err := compile.Compile(compile.Input{Config: l.configs[0], Orgs: l.orgs})
 	if err != nil {
 		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
 		return nil, exitFailed, false
 	}
-	e, err := eval.FromOutput(ctx, out)
-	if err != nil {
-		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-		return nil, exitFailed, false
+	return pol, exitOK, true
+}
+
+// sourcesOf maps the sources by name, for excerpts.
+func sourcesOf(lists ...[]load.Source) diag.Sources {
+	src := diag.Sources{}
+	for _, l := range lists {
+		for _, s := range l {
+			src[s.Name] = s.Data
+		}
 	}
-	return &policy{engine: e, config: l.configs[0], orgs: l.orgs, sources: l.sources}, exitOK, true
+	return src
 }
 
 // checkActions checks the actions named on the command line as actions:
@@ -216,7 +209,7 @@ func runEval(ctx context.Context, args []string, io stdio) int {
 	}
 	refused := false
 	for _, a := range fs.Args() {
-		d, err := p.engine.Decide(ctx, a, ph)
+		d, err := p.Engine.Decide(ctx, a, ph)
 		if err != nil {
 			fmt.Fprintf(io.err, "chock eval: %s\n", oneLine(err.Error()))
 			return exitFailed
@@ -262,16 +255,16 @@ func runExplain(ctx context.Context, args []string, io stdio) int {
 	if !ok {
 		return code
 	}
-	d, err := p.engine.Decide(ctx, fs.Arg(0), ph)
+	d, err := p.Engine.Decide(ctx, fs.Arg(0), ph)
 	if err != nil {
 		fmt.Fprintf(io.err, "chock explain: %s\n", oneLine(err.Error()))
 		return exitFailed
 	}
-	x := eval.Explain(d, p.config)
+	x := eval.Explain(d, p.Config)
 	if *asJSON {
 		writeJSON(io, x, true)
 		return exitOK
 	}
-	x.WriteText(io.out, p.sources)
+	x.WriteText(io.out, p.Sources)
 	return exitOK
 }

@@ -43,14 +43,14 @@ func runReach(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "chock reach: %s\n", oneLine(err.Error()))
 		return exitUsage
 	}
-	l, code, ok := load([]string{file}, *orgs, ro, io)
+	l, code, ok := loadSources([]string{file}, *orgs, ro, io)
 	if !ok {
 		return code
 	}
-	if l.refuseErrors(io, "reach") {
+	if refuseErrors(l.Lint(), l.Sources, io, "reach") {
 		return exitFailed
 	}
-	lines := reach.Report(l.configs[0], l.orgs)
+	lines := reach.Report(l.Configs[0], l.Orgs)
 	text := reachHeader + strings.Join(lines, "\n") + "\n"
 	switch {
 	case *write != "":

@@ -15,6 +15,7 @@ import (
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/credstore"
@@ -284,7 +285,7 @@ func (f *sessionFlags) add(fs *pflag.FlagSet) {
 }
 
 // open loads the policy and opens a session under it.
-func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtime.Session, *policy, int, bool) {
+func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtime.Session, *load.Policy, int, bool) {
 	p, code, ok := f.load(ctx, io)
 	if !ok {
 		return nil, nil, code, false
@@ -297,11 +298,11 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 			fmt.Fprintf(io.err, "chock %s: --ask prompt needs a terminal on standard input\n", name)
 			return nil, nil, exitUsage, false
 		}
-		asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
+		asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.Sources}
 	case "deny":
 	case "":
 		if tty {
-			asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.sources}
+			asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.Sources}
 		}
 	default:
 		fmt.Fprintf(io.err, "chock %s: unknown --ask %q (want prompt or deny)\n", name, f.ask)
@@ -314,9 +315,9 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 	// The store the policy names: the config's, or the one a bundle
 	// recorded when it was compiled.
 	storeKind := config.StoreFile
-	if p.config != nil {
-		storeKind = p.config.Credentials.Store
-	} else if k, ok := config.ParseStore(p.engine.Meta().Credentials); ok {
+	if p.Config != nil {
+		storeKind = p.Config.Credentials.Store
+	} else if k, ok := config.ParseStore(p.Engine.Meta().Credentials); ok {
 		storeKind = k
 	}
 	store, err := credstore.Open(storeKind, credstore.Options{})
@@ -324,7 +325,7 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 		fmt.Fprintf(io.err, "chock %s: %s\n", name, oneLine(err.Error()))
 		return nil, nil, exitFailed, false
 	}
-	s, err := runtime.New(ctx, runtime.Options{Engine: p.engine, Config: p.config, Store: store, Asker: asker,
+	s, err := runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
 		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}})
 	if err != nil {
 		fmt.Fprintf(io.err, "chock %s: %s\n", name, oneLine(err.Error()))
@@ -370,7 +371,7 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 	// End is once only: this one stands for a return that did not end the
 	// session itself (a panic unwinding to run's recover).
 	defer s.End("stopped by an internal error")
-	fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.engine.Revision()), s.LogPath())
+	fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.Engine.Revision()), s.LogPath())
 	sts, err := s.StartServers(ctx)
 	if err != nil {
 		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
@@ -399,7 +400,7 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 			call.MCP = &runtime.MCPRequest{Server: sc.Server, Tool: sc.Name, Arguments: sc.Arguments}
 		}
 		res, err := s.Run(ctx, call)
-		printResult(io, i+1, sc, call, res, err, *asJSON, p.sources)
+		printResult(io, i+1, sc, call, res, err, *asJSON, p.Sources)
 		if err != nil || !succeeded(res) {
 			failed = true
 		}

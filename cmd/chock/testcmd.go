@@ -35,7 +35,7 @@ func runTest(ctx context.Context, args []string, io stdio) int {
 	if !ok {
 		return code
 	}
-	results, unused, err := eval.RunExpectations(ctx, p.engine, p.config)
+	results, unused, err := eval.RunExpectations(ctx, p.Engine, p.Config)
 	if err != nil {
 		fmt.Fprintf(io.err, "chock test: %s\n", oneLine(err.Error()))
 		return exitFailed

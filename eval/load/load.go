@@ -1,0 +1,201 @@
+// Package load is the library entry point for "load a policy": sources
+// (chock.zon and org ceilings, as org.zon sources or org bundles) or a
+// compiled bundle in; the decoded configuration, every diagnostic and a
+// ready engine out. The CLI and the tests build policies with it, so no
+// caller repeats the steps (decode, lint, compile, prepare). It does no
+// I/O of its own: callers hand it bytes.
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/compile/lint"
+	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/eval"
+)
+
+// Source is one input file: the name it is shown under, and its bytes.
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// Input is what to load.
+type Input struct {
+	// Configs are project chock.zon files (lint takes several; a policy is
+	// built from the first).
+	Configs []Source
+	// Orgs are org ceilings: org.zon sources, or org bundles compiled by
+	// chock compile --org-only (told apart by the gzip magic number).
+	Orgs []Source
+	// Read says how org bundles' signatures are treated; with a
+	// verification key, an org source (which carries none) is refused.
+	Read compile.ReadOptions
+	// Unlinted compiles a policy even with lint errors, as a bundle built
+	// elsewhere may be: for tests of what the run time does with one (a
+	// ninth server, say). Decoding errors still refuse it.
+	Unlinted bool
+}
+
+// Loaded is what reading the sources produced: the configs and orgs that
+// decoded, every diagnostic met, and the source text for excerpts.
+type Loaded struct {
+	Configs []*config.Config
+	Orgs    []*config.Org
+	Diags   diag.List
+	Sources diag.Sources
+}
+
+// ErrUnsignedOrg means an org source was given where a verification key
+// requires signed org bundles.
+var ErrUnsignedOrg = errors.New("a verification key requires signed org bundles (chock compile --org-only)")
+
+// IsBundle says whether b is a .tar.gz bundle (the gzip magic number).
+func IsBundle(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+// Read decodes the sources. err is an org bundle refused (a signature, or
+// not an org bundle) or an org source refused under a verification key;
+// problems in the sources themselves are diagnostics.
+func Read(in Input) (*Loaded, error) {
+	l := &Loaded{Sources: diag.Sources{}}
+	for _, s := range in.Orgs {
+		if IsBundle(s.Data) {
+			o, err := compile.ReadOrgBundle(s.Name, bytes.NewReader(s.Data), in.Read)
+			if err != nil {
+				return nil, err
+			}
+			l.Orgs = append(l.Orgs, o)
+			continue
+		}
+		if in.Read.Verify != nil {
+			return nil, fmt.Errorf("%s is an org source, which carries no signature; %w", s.Name, ErrUnsignedOrg)
+		}
+		l.Sources[s.Name] = s.Data
+		o, ds := config.LoadOrg(s.Name, s.Data)
+		l.Diags = append(l.Diags, ds...)
+		if o != nil {
+			l.Orgs = append(l.Orgs, o)
+		}
+	}
+	for _, s := range in.Configs {
+		l.Sources[s.Name] = s.Data
+		c, ds := config.Load(s.Name, s.Data)
+		l.Diags = append(l.Diags, ds...)
+		if c != nil {
+			l.Configs = append(l.Configs, c)
+		}
+	}
+	return l, nil
+}
+
+// Lint runs the checks on every config under the orgs (or on the orgs
+// alone), with the decoding diagnostics, each reported once, in order.
+func (l *Loaded) Lint() diag.List {
+	all := append(diag.List(nil), l.Diags...)
+	if len(l.Configs) == 0 && len(l.Orgs) > 0 {
+		all = append(all, lint.Run(lint.Input{Orgs: l.Orgs})...)
+	}
+	for _, c := range l.Configs {
+		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.Orgs})...)
+	}
+	all = dedupe(all)
+	all.Sort()
+	return all
+}
+
+// dedupe drops diagnostics reported twice (an org source linted with
+// every project file).
+func dedupe(l diag.List) diag.List {
+	type key struct {
+		file          string
+		offset        int
+		code, message string
+	}
+	seen := make(map[key]bool, len(l))
+	out := l[:0:0]
+	for _, d := range l {
+		k := key{d.Span.File, d.Span.Start.Offset, d.Code, d.Message}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ErrLint is wrapped when a policy is not built because lint found
+// errors; the diagnostics come with it.
+var ErrLint = errors.New("the policy has lint errors")
+
+// Policy is a loaded policy: its engine, and, when it was built from
+// sources, the config, the orgs and the source text (for positions,
+// excerpts and concrete hints).
+type Policy struct {
+	Engine  *eval.Engine
+	Config  *config.Config
+	Orgs    []*config.Org
+	Sources diag.Sources
+	// Output is the compilation, when it was built from sources.
+	Output *compile.Output
+}
+
+// Errors are the error diagnostics of a lint result.
+func Errors(ds diag.List) diag.List {
+	var errs diag.List
+	for _, d := range ds {
+		if d.Severity == diag.Error {
+			errs = append(errs, d)
+		}
+	}
+	return errs
+}
+
+// FromSources builds a policy from one project chock.zon and its orgs:
+// decoded, linted (any error refuses it, with ErrLint and the
+// diagnostics), compiled and prepared. ds holds every diagnostic lint
+// gave, warnings included.
+func FromSources(ctx context.Context, in Input) (p *Policy, ds diag.List, err error) {
+	l, err := Read(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds = l.Lint()
+	if in.Unlinted {
+		ds = l.Diags
+	}
+	if ds.HasErrors() || len(l.Configs) == 0 {
+		return nil, ds, fmt.Errorf("%w: %d errors", ErrLint, len(Errors(ds)))
+	}
+	out, err := compile.Compile(compile.Input{Config: l.Configs[0], Orgs: l.Orgs})
+	if err != nil {
+		return nil, ds, err
+	}
+	e, err := eval.FromOutput(ctx, out)
+	if err != nil {
+		return nil, ds, err
+	}
+	return &Policy{Engine: e, Config: l.Configs[0], Orgs: l.Orgs, Sources: l.Sources, Output: out}, ds, nil
+}
+
+// FromBundle prepares a policy from a compiled project bundle, its
+// signature treated as ro says. An org bundle is refused: it is a ceiling,
+// given as an org to FromSources.
+func FromBundle(ctx context.Context, name string, data []byte, ro compile.ReadOptions) (*Policy, error) {
+	b, err := compile.ReadBundle(bytes.NewReader(data), ro)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	e, err := eval.New(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if k := e.Meta().Kind; k != "project" {
+		return nil, fmt.Errorf("%s is an %s bundle; an org bundle is a ceiling, given with --org", name, k)
+	}
+	return &Policy{Engine: e, Sources: diag.Sources{}}, nil
+}
