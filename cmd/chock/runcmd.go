@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/driver"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sessionlog"
 	"github.com/spf13/pflag"
@@ -254,21 +254,6 @@ func sortStrings(s []string) {
 	}
 }
 
-// scriptCall is one line of a script: a tool call as a model would issue it.
-type scriptCall struct {
-	Tool       string   `json:"tool"`
-	Argv       []string `json:"argv"`
-	Dir        string   `json:"dir"`
-	Stdin      string   `json:"stdin"`
-	Timeout    string   `json:"timeout"`
-	Background bool     `json:"background"`
-	URL        string   `json:"url"`
-	// An MCP call: the server, the tool's name, its arguments.
-	Server    string          `json:"server"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
 // sessionFlags are the flags of a command that opens a session.
 type sessionFlags struct {
 	policyFlags
@@ -359,7 +344,7 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
 		return exitUsage
 	}
-	calls, err := parseScript(raw)
+	calls, err := driver.ParseScript(raw)
 	if err != nil {
 		fmt.Fprintf(io.err, "chock run: %s: %s\n", *script, oneLine(err.Error()))
 		return exitFailed
@@ -387,18 +372,7 @@ func runRun(ctx context.Context, args []string, io stdio) int {
 			fmt.Fprintf(io.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
 			break
 		}
-		call := &runtime.Call{Tool: sc.Tool}
-		if sc.Timeout != "" {
-			call.Timeout, _ = time.ParseDuration(sc.Timeout)
-		}
-		switch sc.Tool {
-		case "exec":
-			call.Exec = &runtime.ExecRequest{Argv: sc.Argv, Dir: sc.Dir, Stdin: sc.Stdin, Background: sc.Background}
-		case "fetch_url":
-			call.Fetch = &runtime.FetchRequest{URL: sc.URL}
-		case "mcp":
-			call.MCP = &runtime.MCPRequest{Server: sc.Server, Tool: sc.Name, Arguments: sc.Arguments}
-		}
+		call := sc.Call()
 		res, err := s.Run(ctx, call)
 		printResult(io, i+1, sc, call, res, err, *asJSON, p.Sources)
 		if err != nil || !succeeded(res) {
@@ -456,54 +430,7 @@ func short(rev string) string {
 	return rev
 }
 
-// parseScript reads a JSONL script, checking every line before any runs.
-func parseScript(raw []byte) ([]scriptCall, error) {
-	var calls []scriptCall
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		var c scriptCall
-		d := json.NewDecoder(strings.NewReader(text))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&c); err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
-		}
-		switch c.Tool {
-		case "exec":
-			if len(c.Argv) == 0 {
-				return nil, fmt.Errorf("line %d: exec needs argv", line)
-			}
-		case "fetch_url":
-			if c.URL == "" {
-				return nil, fmt.Errorf("line %d: fetch_url needs url", line)
-			}
-		case "mcp":
-			if c.Server == "" || c.Name == "" {
-				return nil, fmt.Errorf("line %d: mcp needs server and name", line)
-			}
-			if len(c.Arguments) > 0 && c.Arguments[0] != '{' && string(c.Arguments) != "null" {
-				return nil, fmt.Errorf("line %d: mcp arguments must be a JSON object", line)
-			}
-		default:
-			return nil, fmt.Errorf("line %d: unknown tool %q (exec, fetch_url or mcp)", line, c.Tool)
-		}
-		if c.Timeout != "" {
-			if _, err := time.ParseDuration(c.Timeout); err != nil {
-				return nil, fmt.Errorf("line %d: timeout: %v", line, err)
-			}
-		}
-		calls = append(calls, c)
-	}
-	return calls, sc.Err()
-}
-
-func printResult(io stdio, n int, sc scriptCall, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
+func printResult(io stdio, n int, sc driver.ToolCall, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
 	w := io.out
 	var refused *runtime.RefusedError
 	if asJSON {
@@ -522,13 +449,7 @@ func printResult(io stdio, n int, sc scriptCall, call *runtime.Call, res *runtim
 		writeJSON(io, out, false)
 		return
 	}
-	what := strings.Join(sc.Argv, " ")
-	switch sc.Tool {
-	case "fetch_url":
-		what = sc.URL
-	case "mcp":
-		what = sc.Server + " " + sc.Name
-	}
+	what := sc.Summary()
 	act := call.Action
 	if act == "" {
 		act = "no action"

@@ -1,0 +1,68 @@
+package driver
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseScript(t *testing.T) {
+	calls, err := ParseScript([]byte(`# a comment
+{"tool":"exec","argv":["sh","-c","true"],"timeout":"2s","dir":"/tmp"}
+
+{"tool":"fetch_url","url":"https://example.com/"}
+{"tool":"mcp","server":"s","name":"echo","arguments":{"message":"hi"}}
+`))
+	if err != nil || len(calls) != 3 {
+		t.Fatalf("%v %v", calls, err)
+	}
+	c := calls[0].Call()
+	if c.Exec == nil || c.Exec.Dir != "/tmp" || c.Timeout != 2*time.Second || calls[0].Summary() != "sh -c true" {
+		t.Errorf("exec: %+v", c)
+	}
+	if c := calls[1].Call(); c.Fetch == nil || c.Fetch.URL != "https://example.com/" {
+		t.Errorf("fetch: %+v", c)
+	}
+	if c := calls[2].Call(); c.MCP == nil || c.MCP.Server != "s" || c.MCP.Tool != "echo" || string(c.MCP.Arguments) != `{"message":"hi"}` {
+		t.Errorf("mcp: %+v", c)
+	}
+}
+
+func TestParseScriptErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"tool":"rm"}`:                                        `line 1: unknown tool "rm"`,
+		"\n" + `{"tool":"exec"}`:                               "line 2: exec needs argv",
+		`{"tool":"exec","argv":["x"],"evil":1}`:                `line 1: json: unknown field "evil"`,
+		`{"tool":"exec","argv":["x"],"timeout":"soon"}`:        "line 1: timeout:",
+		`{"tool":"exec","argv":["x"],"timeout":"-1s"}`:         "a time limit is positive",
+		`{"tool":"mcp","server":"s","name":"t","arguments":1}`: "must be a JSON object",
+		`{"tool":"fetch_url"} {"tool":"fetch_url"}`:            "one JSON object a line",
+		`{"tool":"fetch_url"`:                                  "line 1:",
+	} {
+		if _, err := ParseScript([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", in, err, want)
+		}
+	}
+	if _, err := ParseScript([]byte(`{"tool":"exec","argv":["` + strings.Repeat("a", MaxLine) + `"]}`)); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("an overlong line: %v", err)
+	}
+}
+
+func FuzzParseScript(f *testing.F) {
+	f.Add([]byte(`{"tool":"exec","argv":["sh"]}` + "\n" + `{"tool":"mcp","server":"s","name":"t","arguments":{}}`))
+	f.Add([]byte(`{"tool":"fetch_url","url":"https://x"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		calls, err := ParseScript(b)
+		if err != nil {
+			return
+		}
+		for _, c := range calls {
+			if c.Check() != nil {
+				t.Fatalf("a parsed call fails Check: %+v", c)
+			}
+			if rc := c.Call(); (rc.Exec == nil) == (rc.Fetch == nil) == (rc.MCP == nil) {
+				t.Fatalf("call %+v maps to %+v", c, rc)
+			}
+		}
+	})
+}
