@@ -352,9 +352,9 @@ func orgFromData(name string, data map[string]any) (*config.Org, error) {
 	if !ok || l.Name == "" {
 		return nil, fmt.Errorf("%s: %w: bad layer record", name, ErrNotOrgBundle)
 	}
-	org.Policy.Default, org.Policy.DefaultSet = def, l.DefaultSet
+	org.Policy.Default.Value, org.Policy.Default.Set = def, l.DefaultSet
 	if l.DefaultSpan != nil {
-		org.Policy.DefaultSpan = *l.DefaultSpan
+		org.Policy.Default.Span = *l.DefaultSpan
 	}
 	for _, rm := range l.Rules {
 		p, err := action.ParsePattern(rm.Pattern)

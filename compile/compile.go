@@ -207,9 +207,9 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 	out := Meta{Kind: kind, MaxSegments: action.MaxSegments}
 	for _, l := range ls {
 		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
-			Default: l.Policy.Default.String(), DefaultSet: l.Policy.DefaultSet, Rules: []RuleMeta{}}
-		if l.Policy.DefaultSet {
-			sp := l.Policy.DefaultSpan
+			Default: l.Policy.Default.Value.String(), DefaultSet: l.Policy.Default.Set, Rules: []RuleMeta{}}
+		if l.Policy.Default.Set {
+			sp := l.Policy.Default.Span
 			m.DefaultSpan = &sp
 		}
 		for _, r := range l.Policy.Rules {
@@ -218,14 +218,14 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 		out.Layers = append(out.Layers, m)
 	}
 	if c != nil {
-		out.Credentials = c.Credentials.Store.String()
+		out.Credentials = c.Credentials.Store.Value.String()
 		out.Secrets, out.Servers = []SecretMeta{}, []ServerMeta{}
 		for _, s := range c.Secrets {
-			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.String(), As: s.Variable(), Span: s.Span})
+			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.Value.String(), As: s.Variable(), Span: s.Span})
 		}
 		for _, s := range c.Servers {
 			m := ServerMeta{Name: s.Name.Value, URL: s.URL.Value}
-			for _, a := range s.Command {
+			for _, a := range s.Command.Value {
 				m.Command = append(m.Command, a.Value)
 			}
 			out.Servers = append(out.Servers, m)

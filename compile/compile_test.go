@@ -123,8 +123,8 @@ func nativeJSON(a string, phase config.Phase, r native.Result) map[string]any {
 				"span": lr.Rule.Span}
 		}
 		l := map[string]any{"layer": lr.Layer.Kind, "name": lr.Layer.Name, "decision": lr.Decision.String(), "default": lr.Rule == nil, "rule": rule}
-		if lr.Rule == nil && lr.Layer.Policy.DefaultSet {
-			l["default_span"] = lr.Layer.Policy.DefaultSpan
+		if lr.Rule == nil && lr.Layer.Policy.Default.Set {
+			l["default_span"] = lr.Layer.Policy.Default.Span
 		}
 		layers = append(layers, l)
 	}

@@ -132,12 +132,12 @@ func layerModule(l *Layer) string {
 	fmt.Fprintf(&b, "# Layer: %s %s.\npackage chock.layer.%s\n\n", l.Kind, quote(l.Name), l.pkg)
 	b.WriteString("import rego.v1\n\n")
 	defaultSpan := ""
-	if l.Policy.DefaultSet {
-		defaultSpan = ", \"default_span\": " + spanJSON(l.Policy.DefaultSpan)
+	if l.Policy.Default.Set {
+		defaultSpan = ", \"default_span\": " + spanJSON(l.Policy.Default.Span)
 	}
 	fmt.Fprintf(&b, "default_result := {\"layer\": %s, \"name\": %s, \"decision\": %s, \"default\": true, \"rule\": null%s}\n\n",
-		quote(l.Kind), quote(l.Name), quote(l.Policy.Default.String()), defaultSpan)
-	fmt.Fprintf(&b, "default_rank := %d\n\n", rankOf[l.Policy.Default])
+		quote(l.Kind), quote(l.Name), quote(l.Policy.Default.Value.String()), defaultSpan)
+	fmt.Fprintf(&b, "default_rank := %d\n\n", rankOf[l.Policy.Default.Value])
 	fmt.Fprintf(&b, `# out is [rank, result] of the most specific matching rule: the smallest
 # element of matched, [key, rank, order], where key orders by specificity
 # and rank makes deny beat ask beat allow on identical patterns. With no
@@ -311,16 +311,16 @@ import rego.v1
 
 `)
 	for order, s := range c.Secrets {
-		if !s.ToOK {
+		if !s.ToPattern.Set {
 			continue
 		}
 		head := fmt.Sprintf(`{"order": %d, "name": %s, "bind": %s, "as": %s, "to": %s, "span": %s}`,
-			order, quote(s.Name.Value), quote(s.Bind.String()), quote(s.Variable()), quote(s.To.Value), spanJSON(s.Span))
-		segs := s.ToPattern.Segments()
+			order, quote(s.Name.Value), quote(s.Bind.Value.String()), quote(s.Variable()), quote(s.To.Value), spanJSON(s.Span))
+		segs := s.ToPattern.Value.Segments()
 		switch segs[0] {
 		case "exec":
 			// A call of program P is offered every secret whose to matches exec.path.P.
-			for _, cond := range conditions(s.ToPattern) {
+			for _, cond := range conditions(s.ToPattern.Value) {
 				fmt.Fprintf(&b, "for_action contains %s if {\n\t%s\n}\n\n", head, cond)
 			}
 		case "mcp":

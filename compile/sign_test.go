@@ -99,7 +99,7 @@ func TestOrgBundleRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if org.Name.Value != "acme" || org.Version.Value != "1" || org.Policy.Default != config.Ask || !org.Policy.DefaultSet || len(org.Policy.Rules) != 2 {
+	if org.Name.Value != "acme" || org.Version.Value != "1" || org.Policy.Default.Value != config.Ask || !org.Policy.Default.Set || len(org.Policy.Rules) != 2 {
 		t.Fatalf("org read back wrong: %+v", org)
 	}
 	r := org.Policy.Rules[1]

@@ -37,7 +37,7 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 	used := map[key]bool{}
 	var out []ExpectResult
 	for _, x := range cfg.Expect {
-		d, err := e.Decide(ctx, x.Action.Value, x.Phase)
+		d, err := e.Decide(ctx, x.Action.Value, x.Phase.Value)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -51,8 +51,8 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 		switch {
 		case d.Error != "":
 			r.Failure = "the action is malformed: " + d.Error
-		case d.Decision != x.Decision:
-			r.Failure = fmt.Sprintf("want %s, got %s", x.Decision, d.Decision)
+		case d.Decision != x.Decision.Value:
+			r.Failure = fmt.Sprintf("want %s, got %s", x.Decision.Value, d.Decision)
 		case x.Layer.Value != "" && dec != nil && x.Layer.Value != dec.Name && x.Layer.Value != "org:"+dec.Name:
 			r.Failure = fmt.Sprintf("want it decided by layer %q, got %q", x.Layer.Value, dec.Name)
 		case x.Rule.Value != "" && dec != nil && x.Rule.Value != rulePattern(dec):

@@ -158,9 +158,9 @@ func addAllow(cfg *config.Config, act string) []Edit {
 	lit := strconv.Quote(act)
 	p := &cfg.Policy
 	switch {
-	case p.HasAllow:
-		return []Edit{insertIntoList(cfg.File, p.AllowSpan, lit)}
-	case p.Present:
+	case p.Allow.Set:
+		return []Edit{insertIntoList(cfg.File, p.Allow.Span, lit)}
+	case p.Written:
 		return []Edit{insertIntoList(cfg.File, p.Span, ".allow = .{"+lit+"}")}
 	default:
 		return []Edit{insertIntoList(cfg.File, cfg.Span, ".policy = .{ .allow = .{"+lit+"} }")}

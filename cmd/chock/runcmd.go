@@ -35,7 +35,7 @@ func storeFor(configFile string, io stdio) (credstore.Store, bool) {
 			diag.WriteText(io.err, ds, diag.Sources{configFile: src})
 			return nil, false
 		}
-		kind = c.Credentials.Store
+		kind = c.Credentials.Store.Value
 	} else if !errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
 		return nil, false
@@ -301,7 +301,7 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 	// recorded when it was compiled.
 	storeKind := config.StoreFile
 	if p.Config != nil {
-		storeKind = p.Config.Credentials.Store
+		storeKind = p.Config.Credentials.Store.Value
 	} else if k, ok := config.ParseStore(p.Engine.Meta().Credentials); ok {
 		storeKind = k
 	}

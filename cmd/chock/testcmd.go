@@ -47,12 +47,12 @@ func runTest(ctx context.Context, args []string, io stdio) int {
 		if r.Passed() {
 			passed++
 			if *verbose {
-				fmt.Fprintf(io.out, "%s: ok %s at %s: %s\n", where, x.Action.Value, x.Phase, eval.Describe(r.Got))
+				fmt.Fprintf(io.out, "%s: ok %s at %s: %s\n", where, x.Action.Value, x.Phase.Value, eval.Describe(r.Got))
 			}
 			continue
 		}
 		failed++
-		fmt.Fprintf(io.out, "%s: FAIL %s at %s: %s\n    decided: %s\n", where, x.Action.Value, x.Phase, r.Failure, eval.Describe(r.Got))
+		fmt.Fprintf(io.out, "%s: FAIL %s at %s: %s\n    decided: %s\n", where, x.Action.Value, x.Phase.Value, r.Failure, eval.Describe(r.Got))
 	}
 	if *coverage {
 		for _, u := range unused {

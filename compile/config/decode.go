@@ -135,7 +135,7 @@ func DecodeOrg(t *zon.Tree) (*Org, diag.List) {
 	root := t.Root()
 	o := &Org{File: t.File, Span: root.Span()}
 	o.Policy.Span = o.Span
-	o.Policy.Default = Allow // an org layer with no default sets no ceiling
+	o.Policy.Default.Value = Allow // an org layer with no default sets no ceiling
 	hasName := false
 	const what = "an org bundle source"
 	known := []string{"name", "version", "policy"}
@@ -155,7 +155,7 @@ func DecodeOrg(t *zon.Tree) (*Org, diag.List) {
 		case "policy":
 			def := o.Policy.Default
 			o.Policy = d.policy(f.Value)
-			if !o.Policy.DefaultSet {
+			if !o.Policy.Default.Set {
 				o.Policy.Default = def
 			}
 		case "secrets":
@@ -306,7 +306,7 @@ func (d *decoder) text(v zon.Node, what string) (Text, bool) {
 		d.wrongType(v, what, "a string")
 		return Text{}, false
 	}
-	return Text{Value: v.Str(), Span: v.Span()}, true
+	return Text{Value: v.Str(), Span: v.Span(), Set: true}, true
 }
 
 // name reads an enumerated value written as an enum literal or a string.
@@ -398,7 +398,7 @@ func (d *decoder) decision(v zon.Node, what string) (Decision, bool) {
 }
 
 func (d *decoder) policy(v zon.Node) Policy {
-	p := Policy{Span: v.Span(), Present: true}
+	p := Policy{Span: v.Span(), Written: true}
 	known := []string{"default", "allow", "ask", "deny", "rules"}
 	for i, n := 0, d.fields(v, ".policy", known); i < n; i++ {
 		f, ok := d.field(v, i, ".policy", known)
@@ -408,12 +408,12 @@ func (d *decoder) policy(v zon.Node) Policy {
 		switch f.Name {
 		case "default":
 			if dec, ok := d.decision(f.Value, ".policy.default"); ok {
-				p.Default, p.DefaultSet, p.DefaultSpan = dec, true, f.Value.Span()
+				p.Default = Field[Decision]{Value: dec, Span: f.Value.Span(), Set: true}
 			}
 		case "allow", "ask", "deny":
 			dec, _ := ParseDecision(f.Name)
 			if k := f.Value.Kind(); f.Name == "allow" && (k == zon.KindTuple || k == zon.KindEmpty) {
-				p.AllowSpan, p.HasAllow = f.Value.Span(), true
+				p.Allow = Field[struct{}]{Span: f.Value.Span(), Set: true}
 			}
 			var decisionSpan diag.Span
 			for j, n := 0, d.listLen(f.Value, ".policy."+f.Name); j < n; j++ {
@@ -498,14 +498,15 @@ func (d *decoder) secret(v zon.Node) *Secret {
 		case "to":
 			s.To, hasTo = d.text(f.Value, ".to")
 			if hasTo {
-				s.ToPattern, s.ToOK = d.pattern(s.To)
+				s.ToPattern.Value, s.ToPattern.Set = d.pattern(s.To)
+				s.ToPattern.Span = s.To.Span
 			}
 		case "bind":
-			s.BindSpan = f.Value.Span()
+			s.Bind.Span = f.Value.Span()
 			i, ok := d.enum(f.Value, ".bind", "bind", CodeUnknownBind, bindNames())
 			k := f.Value.Kind()
-			s.BindSet = s.BindSet || ok || k == zon.KindString || k == zon.KindEnum
-			s.Bind = Bind(i)
+			s.Bind.Set = s.Bind.Set || ok || k == zon.KindString || k == zon.KindEnum
+			s.Bind.Value = Bind(i)
 		case "as":
 			s.As, _ = d.text(f.Value, ".as")
 		}
@@ -541,12 +542,12 @@ func (d *decoder) server(v zon.Node) *Server {
 		case "name":
 			s.Name, hasName = d.text(f.Value, ".name")
 		case "url":
-			s.URL, s.HasURL = d.text(f.Value, ".url")
+			s.URL, _ = d.text(f.Value, ".url")
 		case "command":
-			s.HasCommand, s.CommandSpan = true, f.Value.Span()
+			s.Command.Set, s.Command.Span = true, f.Value.Span()
 			for j, n := 0, d.listLen(f.Value, ".command"); j < n; j++ {
 				if t, ok := d.text(f.Value.Elem(j), "an argument of .command"); ok {
-					s.Command = append(s.Command, t)
+					s.Command.Value = append(s.Command.Value, t)
 				}
 			}
 		}
@@ -569,7 +570,7 @@ func (d *decoder) credentials(v zon.Node) Credentials {
 			continue
 		}
 		if i, ok := d.enum(f.Value, ".credentials.store", "credential store", CodeUnknownStore, storeNames()); ok {
-			c.Store, c.StoreSpan = Store(i), f.Value.Span()
+			c.Store = Field[Store]{Value: Store(i), Span: f.Value.Span(), Set: true}
 		}
 	}
 	return c
@@ -614,10 +615,10 @@ func (d *decoder) expectation(v zon.Node) *Expectation {
 		case "decision":
 			hasDecision = true
 			dec, dok := d.decision(f.Value, ".decision")
-			x.Decision, x.DecisionSpan, ok = dec, f.Value.Span(), ok && dok
+			x.Decision, ok = Field[Decision]{Value: dec, Span: f.Value.Span(), Set: true}, ok && dok
 		case "phase":
 			i, pok := d.enum(f.Value, ".phase", "phase", CodeUnknownPhase, phaseNames())
-			x.Phase, x.PhaseSpan, ok = Phase(i), f.Value.Span(), ok && pok
+			x.Phase, ok = Field[Phase]{Value: Phase(i), Span: f.Value.Span(), Set: true}, ok && pok
 		case "layer":
 			x.Layer, _ = d.text(f.Value, ".layer")
 		case "rule":

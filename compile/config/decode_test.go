@@ -1,8 +1,10 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -15,8 +17,8 @@ func TestLoadExample(t *testing.T) {
 	if len(ds) > 0 {
 		t.Fatalf("diagnostics: %v", ds)
 	}
-	if c.Policy.DefaultSet != true || c.Policy.Default != Deny {
-		t.Errorf("default %v set %v", c.Policy.Default, c.Policy.DefaultSet)
+	if c.Policy.Default.Set != true || c.Policy.Default.Value != Deny {
+		t.Errorf("default %v set %v", c.Policy.Default.Value, c.Policy.Default.Set)
 	}
 	var notion *Rule
 	for _, r := range c.Policy.Rules {
@@ -30,13 +32,13 @@ func TestLoadExample(t *testing.T) {
 	if notion.Span.Start.Line != 17 || notion.Span.Start.Col != 27 {
 		t.Errorf("notion rule span %v", notion.Span)
 	}
-	if len(c.Secrets) != 2 || c.Secrets[1].Bind != BindHeader || c.Secrets[1].Variable() != "Authorization" || c.Secrets[0].Variable() != "GITHUB_TOKEN" {
+	if len(c.Secrets) != 2 || c.Secrets[1].Bind.Value != BindHeader || c.Secrets[1].Variable() != "Authorization" || c.Secrets[0].Variable() != "GITHUB_TOKEN" {
 		t.Errorf("secrets: %+v %+v", c.Secrets[0], c.Secrets[1])
 	}
-	if len(c.Servers) != 2 || !c.Servers[0].HasURL || !c.Servers[1].HasCommand || c.Servers[1].Command[0].Value != "mcp-server-time" {
+	if len(c.Servers) != 2 || !c.Servers[0].URL.Set || !c.Servers[1].Command.Set || c.Servers[1].Command.Value[0].Value != "mcp-server-time" {
 		t.Errorf("servers: %+v", c.Servers)
 	}
-	if len(c.Expect) != 3 || c.Expect[2].Phase != Start || c.Expect[1].Decision != Deny {
+	if len(c.Expect) != 3 || c.Expect[2].Phase.Value != Start || c.Expect[1].Decision.Value != Deny {
 		t.Errorf("expect: %+v", c.Expect)
 	}
 }
@@ -67,12 +69,12 @@ func TestOrgDefaults(t *testing.T) {
 	if len(ds) > 0 {
 		t.Fatal(ds)
 	}
-	if o.Policy.Default != Allow || o.Policy.DefaultSet {
-		t.Errorf("an org without .default sets no ceiling: %v %v", o.Policy.Default, o.Policy.DefaultSet)
+	if o.Policy.Default.Value != Allow || o.Policy.Default.Set {
+		t.Errorf("an org without .default sets no ceiling: %v %v", o.Policy.Default.Value, o.Policy.Default.Set)
 	}
 	o, _ = LoadOrg("org.zon", []byte(`.{ .name = "acme", .policy = .{ .default = .ask } }`))
-	if o.Policy.Default != Ask {
-		t.Errorf("org default %v", o.Policy.Default)
+	if o.Policy.Default.Value != Ask {
+		t.Errorf("org default %v", o.Policy.Default.Value)
 	}
 }
 
@@ -82,5 +84,35 @@ func TestNearest(t *testing.T) {
 	}
 	if got := nearest("theme", Blocks); got != "" {
 		t.Errorf("nearest(theme) = %q", got)
+	}
+}
+
+// TestEnumsText: every enum reads and writes as its name, in JSON too, and
+// an unknown name is an error naming the choices.
+func TestEnumsText(t *testing.T) {
+	var v struct {
+		D Decision `json:"d"`
+		P Phase    `json:"p"`
+		B Bind     `json:"b"`
+		S Store    `json:"s"`
+	}
+	if err := json.Unmarshal([]byte(`{"d":"ask","p":"start","b":"header","s":"keyring"}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.D != Ask || v.P != Start || v.B != BindHeader || v.S != StoreKeyring {
+		t.Fatalf("%+v", v)
+	}
+	out, _ := json.Marshal(v)
+	if string(out) != `{"d":"ask","p":"start","b":"header","s":"keyring"}` {
+		t.Errorf("%s", out)
+	}
+	if err := json.Unmarshal([]byte(`{"d":"maybe"}`), &v); err == nil || !strings.Contains(err.Error(), `unknown decision "maybe" (want deny, ask, allow)`) {
+		t.Errorf("%v", err)
+	}
+	if _, ok := ParseStore("vault"); ok {
+		t.Error("vault parsed")
+	}
+	if b, ok := ParseBind("file"); !ok || b != BindFile {
+		t.Error("file")
 	}
 }

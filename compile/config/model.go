@@ -143,11 +143,17 @@ func (s *Store) UnmarshalText(b []byte) error {
 	return unmarshalName(storeNames(), "credential store", b, s)
 }
 
-// Text is a string value with the span it was read from.
-type Text struct {
-	Value string
+// Field is a value of chock.zon with where it was written: Set says
+// whether the file wrote it (Value is then what it says, else the
+// default), Span where. One type for every "was it there" question.
+type Field[T any] struct {
+	Value T
 	Span  diag.Span
+	Set   bool
 }
+
+// Text is a string value with the span it was read from.
+type Text = Field[string]
 
 // Config is a decoded chock.zon.
 type Config struct {
@@ -172,19 +178,17 @@ type Org struct {
 // Policy is one layer's rules and default.
 type Policy struct {
 	Span diag.Span
-	// Default is the decision with no matching rule; DefaultSet says whether
-	// the file set it (DefaultSpan then points at it).
-	Default     Decision
-	DefaultSet  bool
-	DefaultSpan diag.Span
+	// Default is the decision with no matching rule, and whether and
+	// where the file set it.
+	Default Field[Decision]
 	// Rules holds every rule in source order: the .allow, .ask and .deny
 	// lists and the .rules entries.
 	Rules []*Rule
-	// Present says whether the file has a .policy block; AllowSpan is the
-	// .allow list's value (zero when there is none). Hints edit there.
-	Present   bool
-	AllowSpan diag.Span
-	HasAllow  bool
+	// Written says whether the file has a .policy block (Span is then
+	// its value); Allow whether it has an .allow list, and where its value
+	// is. Hints edit there.
+	Written bool
+	Allow   Field[struct{}]
 }
 
 // Rule is one pattern with its decision.
@@ -206,12 +210,9 @@ type Secret struct {
 	Span diag.Span
 	Name Text
 	To   Text
-	// ToPattern is To parsed; valid only when ToOK.
-	ToPattern action.Pattern
-	ToOK      bool
-	Bind      Bind
-	BindSpan  diag.Span
-	BindSet   bool
+	// ToPattern is To parsed; Set only when it parses.
+	ToPattern Field[action.Pattern]
+	Bind      Field[Bind]
 	// As is the variable (env, file) or header (header); empty means the default.
 	As Text
 }
@@ -221,7 +222,7 @@ func (s *Secret) Variable() string {
 	if s.As.Value != "" {
 		return s.As.Value
 	}
-	if s.Bind == BindHeader {
+	if s.Bind.Value == BindHeader {
 		return "Authorization"
 	}
 	return s.Name.Value
@@ -231,29 +232,22 @@ func (s *Secret) Variable() string {
 type Server struct {
 	Span    diag.Span
 	Name    Text
-	Command []Text
-	// CommandSpan is the span of the .command value; zero when absent.
-	CommandSpan diag.Span
-	HasCommand  bool
-	URL         Text
-	HasURL      bool
+	Command Field[[]Text]
+	URL     Text
 }
 
 // Credentials is the .credentials block.
 type Credentials struct {
-	Span      diag.Span
-	Store     Store
-	StoreSpan diag.Span
+	Span  diag.Span
+	Store Field[Store]
 }
 
 // Expectation is one entry of .expect, a policy test.
 type Expectation struct {
-	Span         diag.Span
-	Action       Text
-	Phase        Phase
-	PhaseSpan    diag.Span
-	Decision     Decision
-	DecisionSpan diag.Span
+	Span     diag.Span
+	Action   Text
+	Phase    Field[Phase]
+	Decision Field[Decision]
 	// Layer and Rule, when set, also pin which layer decided and the
 	// deciding pattern.
 	Layer Text

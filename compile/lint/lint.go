@@ -191,7 +191,7 @@ func serverSecrets(c *config.Config) []serverSecret {
 	var out []serverSecret
 	seen := map[string]bool{}
 	for _, s := range c.Secrets {
-		if s.ToOK && s.ToPattern.Segments()[0] == "mcp" && !seen[s.Name.Value] {
+		if s.ToPattern.Set && s.ToPattern.Value.Segments()[0] == "mcp" && !seen[s.Name.Value] {
 			seen[s.Name.Value] = true
 			a, _ := action.ParseAction("secret.use." + s.Name.Value)
 			out = append(out, serverSecret{s.Name.Value, a})
@@ -274,8 +274,8 @@ func capsAll(org *layer, r *config.Rule) string {
 	if cover != nil {
 		return fmt.Sprintf("makes it %s with %q at %s", cover.Decision, cover.Pattern, at(cover.Span))
 	}
-	if p := org.policy; p.DefaultSet && p.Default < r.Decision {
-		return fmt.Sprintf("makes it %s by its .default at %s", p.Default, at(p.DefaultSpan))
+	if p := org.policy; p.Default.Set && p.Default.Value < r.Decision {
+		return fmt.Sprintf("makes it %s by its .default at %s", p.Default.Value, at(p.Default.Span))
 	}
 	return ""
 }
@@ -330,20 +330,20 @@ func (l *linter) secrets(c *config.Config) {
 				fmt.Sprintf("secret name %q: %s", name, action.SecretNameRule),
 				"the name becomes part of secret.use.<name>, so a dot would let one entry name a class of actions")
 		}
-		key := name + "\x00" + s.To.Value + "\x00" + s.Bind.String() + "\x00" + s.As.Value
+		key := name + "\x00" + s.To.Value + "\x00" + s.Bind.Value.String() + "\x00" + s.As.Value
 		if prev, ok := seen[key]; ok {
 			l.add(s.Span, CodeSecretRepeated, fmt.Sprintf("secret %s for %q is already given at %s", name, s.To.Value, at(prev.Span)), "remove one of them")
 		} else {
 			seen[key] = s
 		}
-		if !s.ToOK {
+		if !s.ToPattern.Set {
 			continue
 		}
-		segs := s.ToPattern.Segments()
+		segs := s.ToPattern.Value.Segments()
 		switch segs[0] {
 		case "exec":
-			if s.Bind == config.BindHeader {
-				l.add(s.BindSpan, CodeSecretHeaderToExec, fmt.Sprintf("secret %s binds as a header to %q, a program", name, s.To.Value),
+			if s.Bind.Value == config.BindHeader {
+				l.add(s.Bind.Span, CodeSecretHeaderToExec, fmt.Sprintf("secret %s binds as a header to %q, a program", name, s.To.Value),
 					`a program takes bind = "env" or "file"; only a remote server takes a header`)
 			}
 		case "mcp":
@@ -358,7 +358,7 @@ func (l *linter) secrets(c *config.Config) {
 		}
 		if s.As.Value != "" {
 			valid, what := action.ValidEnvName, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
-			if s.Bind == config.BindHeader {
+			if s.Bind.Value == config.BindHeader {
 				valid, what = action.ValidHeaderName, "an HTTP header name"
 			}
 			if !valid(s.As.Value) {
@@ -377,35 +377,35 @@ func (l *linter) secrets(c *config.Config) {
 }
 
 func (l *linter) serverSecret(c *config.Config, servers *serverIndex, s *config.Secret) {
-	name, segs := s.Name.Value, s.ToPattern.Segments()
-	if len(segs) >= 4 && segs[2] == "tool" && s.ToPattern.Kind(2) == action.Literal {
+	name, segs := s.Name.Value, s.ToPattern.Value.Segments()
+	if len(segs) >= 4 && segs[2] == "tool" && s.ToPattern.Value.Kind(2) == action.Literal {
 		l.add(s.To.Span, CodeSecretOneTool,
 			fmt.Sprintf("secret %s names one tool, %q; a server gets its secrets at start, for all its tools", name, s.To.Value),
 			fmt.Sprintf("write .to = \"mcp.%s.*\"", segs[1]))
 		return
 	}
-	reached, unknown := servers.serversReached(c, s.ToPattern)
+	reached, unknown := servers.serversReached(c, s.ToPattern.Value)
 	if unknown != "" {
 		l.add(s.To.Span, CodeSecretUnknownServer,
 			fmt.Sprintf("secret %s is for server %q, which is not in .mcp_servers", name, unknown), "")
 	}
-	if s.Bind == config.BindFile {
-		l.add(s.BindSpan, CodeSecretFileToServer,
+	if s.Bind.Value == config.BindFile {
+		l.add(s.Bind.Span, CodeSecretFileToServer,
 			fmt.Sprintf("secret %s binds as a file to %q; a server is not given a file, so it gets nothing", name, s.To.Value),
 			`use bind = "env" for a command server or "header" for a url server`)
 		return
 	}
 	for _, srv := range reached {
-		span := s.BindSpan
-		if !s.BindSet {
+		span := s.Bind.Span
+		if !s.Bind.Set {
 			span = s.To.Span
 		}
 		switch {
-		case s.Bind == config.BindEnv && srv.HasURL && !srv.HasCommand:
+		case s.Bind.Value == config.BindEnv && srv.URL.Set && !srv.Command.Set:
 			l.add(span, CodeSecretEnvToURL,
 				fmt.Sprintf("secret %s binds as env to %q, a remote server with no environment of ours", name, srv.Name.Value),
 				`use bind = "header"`)
-		case s.Bind == config.BindHeader && srv.HasCommand && !srv.HasURL:
+		case s.Bind.Value == config.BindHeader && srv.Command.Set && !srv.URL.Set:
 			l.add(span, CodeSecretHeaderToCmd,
 				fmt.Sprintf("secret %s binds as a header to %q, a local server that reads its environment", name, srv.Name.Value),
 				`use bind = "env"`)
@@ -430,15 +430,15 @@ func (l *linter) servers(c *config.Config) {
 			l.add(s.Span, CodeServerTooMany, fmt.Sprintf("%d servers configured; a session has at most %d", len(c.Servers), action.MaxServers), "")
 		}
 		switch {
-		case s.HasCommand && s.HasURL:
+		case s.Command.Set && s.URL.Set:
 			l.add(s.Span, CodeServerCommandAndURL, fmt.Sprintf("server %q names both .command and .url", name), "a server is run here (.command) or reached (.url), never both")
-		case !s.HasCommand && !s.HasURL:
+		case !s.Command.Set && !s.URL.Set:
 			l.add(s.Span, CodeServerCommandAndURL, fmt.Sprintf("server %q names neither .command nor .url", name), "")
 		}
-		if s.HasCommand && (len(s.Command) == 0 || s.Command[0].Value == "") {
-			l.add(s.CommandSpan, CodeServerEmptyCommand, fmt.Sprintf("server %q has an empty .command", name), `name the program: .command = .{"mcp-server-time"}`)
+		if s.Command.Set && (len(s.Command.Value) == 0 || s.Command.Value[0].Value == "") {
+			l.add(s.Command.Span, CodeServerEmptyCommand, fmt.Sprintf("server %q has an empty .command", name), `name the program: .command = .{"mcp-server-time"}`)
 		}
-		if s.HasURL {
+		if s.URL.Set {
 			l.serverURL(s)
 		}
 		if action.ValidServerName(name) {
@@ -512,7 +512,7 @@ func (l *linter) serverURL(s *config.Server) {
 }
 
 func (l *linter) toolRule(s *config.Server) {
-	if l.layers[0].policy.Default != config.Deny {
+	if l.layers[0].policy.Default.Value != config.Deny {
 		return
 	}
 	if l.tools == nil {

@@ -33,7 +33,7 @@ func NewLayer(kind, name, file string, p *config.Policy) *Layer {
 func (l *Layer) Decide(a action.Action) (config.Decision, *config.Rule) {
 	entries := l.trie.Lookup(a)
 	if len(entries) == 0 {
-		return l.Policy.Default, nil
+		return l.Policy.Default.Value, nil
 	}
 	best := entries[0].Value
 	for _, e := range entries[1:] {

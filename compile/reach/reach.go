@@ -31,29 +31,29 @@ func Report(cfg *config.Config, orgs []*config.Org) []string {
 	act := func(s string) []string { return strings.Split(s, ".") }
 
 	for _, s := range cfg.Secrets {
-		if !s.ToOK {
+		if !s.ToPattern.Set {
 			continue
 		}
 		use := act("secret.use." + s.Name.Value)
-		how := fmt.Sprintf("%s %s", s.Bind, s.Variable())
-		segs := s.ToPattern.Segments()
+		how := fmt.Sprintf("%s %s", s.Bind.Value, s.Variable())
+		segs := s.ToPattern.Value.Segments()
 		switch segs[0] {
 		case "exec":
 			call := "call " + s.To.Value
-			if !s.ToPattern.IsLiteral() {
+			if !s.ToPattern.Value.IsLiteral() {
 				call = "calls matching " + s.To.Value
 			}
 			add("secret %s -> %s: secret.use %s at loop; the call itself %s (%s)", s.Name.Value, call,
-				decide(use, config.Loop), callDecision(ev, s.ToPattern), how)
+				decide(use, config.Loop), callDecision(ev, s.ToPattern.Value), how)
 		case "mcp":
 			for _, srv := range cfg.Servers {
 				ns, err := action.ParsePattern("mcp." + srv.Name.Value + ".*")
-				if err != nil || !action.Covers(s.ToPattern, ns) {
+				if err != nil || !action.Covers(s.ToPattern.Value, ns) {
 					continue
 				}
 				given := decide(use, config.Start)
 				note := "given at start"
-				if given != config.Allow || s.Bind == config.BindFile {
+				if given != config.Allow || s.Bind.Value == config.BindFile {
 					note = "not given"
 				}
 				add("secret %s -> server %s: secret.use %s at start, %s (%s)", s.Name.Value, srv.Name.Value, given, note, how)
@@ -65,7 +65,7 @@ func Report(cfg *config.Config, orgs []*config.Org) []string {
 
 	for _, srv := range cfg.Servers {
 		name := srv.Name.Value
-		if srv.HasURL {
+		if srv.URL.Set {
 			add("server %s: url %s", name, srv.URL.Value)
 			if host, err := action.MCPHost(name, srv.URL.Value); err == nil {
 				d := decide(act(host), config.Start)
@@ -75,9 +75,9 @@ func Report(cfg *config.Config, orgs []*config.Org) []string {
 				}
 				add("server %s: host %s %s at start (%s)", name, host, d, state)
 			}
-		} else if srv.HasCommand {
+		} else if srv.Command.Set {
 			var argv []string
-			for _, a := range srv.Command {
+			for _, a := range srv.Command.Value {
 				argv = append(argv, a.Value)
 			}
 			add("server %s: command %s", name, strings.Join(argv, " "))
