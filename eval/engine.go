@@ -212,12 +212,7 @@ type Layer struct {
 
 // Spelling is the layer's one spelling in every output: "project", or
 // "org:NAME".
-func (l *Layer) Spelling() string {
-	if l.Layer == "org" {
-		return "org:" + l.Name
-	}
-	return l.Layer
-}
+func (l *Layer) Spelling() string { return config.LayerSpelling(l.Layer, l.Name) }
 
 // RuleText names what decided the layer in a few words: the rule's
 // pattern and position ("exec.path.gh (chock.zon:3:19)"), or "default"

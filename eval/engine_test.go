@@ -331,3 +331,29 @@ func TestOrgAskHint(t *testing.T) {
 		t.Fatalf("start: %+v", x.Hint)
 	}
 }
+
+// TestExpectLayerSpellings: .layer is "project" or "org:NAME" as every
+// output spells it; "org" (any org) and a bare org name still hold.
+func TestExpectLayerSpellings(t *testing.T) {
+	project := `.{ .policy = .{ .allow = .{"exec.path.gh"} }, .expect = .{
+        .{ .action = "exec.path.gh", .decision = .deny, .layer = "org:acme-sec" },
+        .{ .action = "exec.path.gh", .decision = .deny, .layer = "org" },
+        .{ .action = "exec.path.gh", .decision = .deny, .layer = "acme-sec" },
+        .{ .action = "exec.path.gh", .decision = .deny, .layer = "project" },
+        .{ .action = "exec.path.gh", .decision = .deny, .layer = "org:other" },
+    } }`
+	e, c := build(t, project, `.{ .name = "acme-sec", .policy = .{ .deny = .{"exec.path.gh"} } }`)
+	rs, _, err := RunExpectations(context.Background(), e, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{true, true, true, false, false}
+	for i, r := range rs {
+		if r.Passed() != want[i] {
+			t.Errorf("%s: passed %v, want %v (%s)", c.Expect[i].Layer.Value, r.Passed(), want[i], r.Failure)
+		}
+	}
+	if f := rs[3].Failure; f != `want it decided by layer "project", got "org:acme-sec"` {
+		t.Errorf("failure %q", f)
+	}
+}

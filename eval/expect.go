@@ -53,8 +53,8 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 			r.Failure = "the action is malformed: " + d.Error
 		case d.Decision != x.Decision.Value:
 			r.Failure = fmt.Sprintf("want %s, got %s", x.Decision.Value, d.Decision)
-		case x.Layer.Value != "" && dec != nil && x.Layer.Value != dec.Name && x.Layer.Value != "org:"+dec.Name:
-			r.Failure = fmt.Sprintf("want it decided by layer %q, got %q", x.Layer.Value, dec.Name)
+		case x.Layer.Value != "" && dec != nil && !layerIs(x.Layer.Value, dec):
+			r.Failure = fmt.Sprintf("want it decided by layer %q, got %q", x.Layer.Value, dec.Spelling())
 		case x.Rule.Value != "" && dec != nil && x.Rule.Value != rulePattern(dec):
 			r.Failure = fmt.Sprintf("want it decided by rule %q, got %q", x.Rule.Value, rulePattern(dec))
 		}
@@ -69,6 +69,12 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 		}
 	}
 	return out, unused, nil
+}
+
+// layerIs says whether an .expect .layer names the deciding layer l.
+func layerIs(want string, l *Layer) bool {
+	kind, name, _ := config.ParseLayer(want)
+	return kind == l.Layer && (name == "" || name == l.Name)
 }
 
 func rulePattern(l *Layer) string {

@@ -143,6 +143,30 @@ func (s *Store) UnmarshalText(b []byte) error {
 	return unmarshalName(storeNames(), "credential store", b, s)
 }
 
+// LayerSpelling is a layer's one spelling in every output and in
+// .expect's .layer: "project", or "org:NAME".
+func LayerSpelling(kind, name string) string {
+	if kind == "org" {
+		return "org:" + name
+	}
+	return "project"
+}
+
+// ParseLayer reads an .expect .layer: "project" or "org:NAME", as written
+// everywhere; also, from before, "org" (any org layer: name is "") and a
+// bare org name. canonical is false for those two, which lint points at.
+func ParseLayer(s string) (kind, name string, canonical bool) {
+	switch {
+	case s == "project":
+		return "project", "project", true
+	case strings.HasPrefix(s, "org:") && len(s) > 4:
+		return "org", s[4:], true
+	case s == "org":
+		return "org", "", false
+	}
+	return "org", s, false
+}
+
 // Field is a value of chock.zon with where it was written: Set says
 // whether the file wrote it (Value is then what it says, else the
 // default), Span where. One type for every "was it there" question.

@@ -55,6 +55,7 @@ const (
 	CodeServerEmptyCommand   = "server-empty-command"
 	CodeServerHostNotAllowed = "server-host-not-allowed"
 	CodeServerNoToolRule     = "server-no-tool-rule"
+	CodeExpectLayer          = "expect-layer-spelling"
 )
 
 // Catalog lists every code chock lint reports, in the order docs/lint.md
@@ -110,6 +111,7 @@ var Catalog = []Check{
 	{config.CodeOrgSecrets, diag.Error, "org", "An org bundle source with .secrets: there is no org layer for secrets.", `org.zon: .secrets = .{ ... }`},
 	{config.CodeOrgServers, diag.Error, "org", "An org bundle source with .mcp_servers: servers are the project's; an org narrows them by policy.", `org.zon: .mcp_servers = .{ ... }`},
 	{config.CodeOrgName, diag.Error, "org", "An org bundle source without a .name.", `org.zon: .{ .policy = .{} }`},
+	{CodeExpectLayer, diag.Warning, "expect", "An expectation's .layer spelled as before (an org's bare name, or \"org\" for any org): a layer is spelled \"project\" or \"org:NAME\" everywhere.", `.{ .action = "exec.path.gh", .decision = .deny, .layer = "acme" }`},
 	{config.CodeExpectWildcard, diag.Error, "expect", "An expectation whose action has a '*': an expectation names one concrete action.", `.{ .action = "exec.*", .decision = .allow }`},
 }
 

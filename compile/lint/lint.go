@@ -60,9 +60,28 @@ func Run(in Input) diag.List {
 		l.deadByOrg()
 		l.secrets(c)
 		l.servers(c)
+		l.expectations(c)
 	}
 	l.diags.Sort()
 	return l.diags
+}
+
+// expectations points at .layer spellings from before.
+func (l *linter) expectations(c *config.Config) {
+	for _, x := range c.Expect {
+		if x.Layer.Value == "" {
+			continue
+		}
+		kind, name, canonical := config.ParseLayer(x.Layer.Value)
+		if canonical {
+			continue
+		}
+		hint := fmt.Sprintf("write .layer = %q", config.LayerSpelling(kind, name))
+		if name == "" {
+			hint = `write .layer = "org:NAME", naming the org`
+		}
+		l.add(x.Layer.Span, CodeExpectLayer, fmt.Sprintf("layer %q: a layer is spelled \"project\" or \"org:NAME\"", x.Layer.Value), hint)
+	}
 }
 
 func (l *linter) add(span diag.Span, code, msg, hint string) {

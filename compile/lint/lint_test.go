@@ -71,6 +71,7 @@ var catalogCases = []catalogCase{
 	{Code: "pattern-partial-glob", Bad: `.{ .policy = .{ .deny = .{"exec.path.py*"} } }`, At: "*", Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.*"} } }`},
 	{Code: "pattern-bad-char", Bad: `.{ .policy = .{ .deny = .{"exec.path.g h"} } }`, At: ` h"`, Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.gh"} } }`},
 	{Code: "pattern-bad-char", Bad: ".{ .policy = .{ .deny = .{\"exec.path.g\u200bh\"} } }", At: "\u200bh\"", Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.gh"} } }`},
+	{Code: "expect-layer-spelling", Bad: `.{ .expect = .{.{ .action = "exec.path.gh", .decision = .deny, .layer = "acme" }} }`, At: `"acme"`, Nth: 0, Good: `.{ .expect = .{.{ .action = "exec.path.gh", .decision = .deny, .layer = "org:acme" }} }`, wantHintContain: `write .layer = "org:acme"`},
 	{Code: "pattern-too-long", Bad: `.{ .policy = .{ .deny = .{"plugin.` + strings.Repeat("x.", 31) + `x"} } }`, At: `x"`, Nth: 0, Good: `.{ .policy = .{ .deny = .{"plugin.` + strings.Repeat("x.", 30) + `x"} } }`},
 	{Code: "unknown-namespace", Bad: `.{ .policy = .{ .deny = .{"exce.path.gh"} } }`, At: `"exce`, Nth: 0, Good: `.{ .policy = .{ .deny = .{"exec.path.gh", "mcp.x.network", "plugin.y", "nix.build", "net.fetch.com.x", "secret.*"} } }`},
 	{Code: "rule-conflict", Bad: `.{ .policy = .{ .allow = .{"exec.path.gh"}, .deny = .{"exec.path.gh"} } }`, At: `"exec.path.gh"`, Nth: 1, Good: `.{ .policy = .{ .allow = .{"exec.path.gh"}, .deny = .{"exec.path.gh.x"} } }`},
