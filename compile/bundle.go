@@ -347,25 +347,17 @@ func orgFromData(name string, data map[string]any) (*config.Org, error) {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotOrgBundle)
 	}
 	l := m.Layers[0]
-	org := &config.Org{File: l.File, Name: config.Text{Value: l.Name}, Version: config.Text{Value: l.Version}}
-	def, ok := config.ParseDecision(l.Default)
-	if !ok || l.Name == "" {
+	if l.Name == "" {
 		return nil, fmt.Errorf("%s: %w: bad layer record", name, ErrNotOrgBundle)
 	}
-	org.Policy.Default.Value, org.Policy.Default.Set = def, l.DefaultSet
-	if l.DefaultSpan != nil {
-		org.Policy.Default.Span = *l.DefaultSpan
-	}
+	org := &config.Org{File: l.File, Name: config.Text{Value: l.Name, Set: true}, Version: config.Text{Value: l.Version, Set: l.Version != ""}}
+	org.Policy.Default = l.Default
 	for _, rm := range l.Rules {
 		p, err := action.ParsePattern(rm.Pattern)
 		if err != nil {
 			return nil, fmt.Errorf("%s: rule %q: %w", name, rm.Pattern, err)
 		}
-		d, ok := config.ParseDecision(rm.Decision)
-		if !ok {
-			return nil, fmt.Errorf("%s: rule %q: unknown decision %q", name, rm.Pattern, rm.Decision)
-		}
-		org.Policy.Rules = append(org.Policy.Rules, &config.Rule{Pattern: p, Decision: d, Why: config.Text{Value: rm.Why},
+		org.Policy.Rules = append(org.Policy.Rules, &config.Rule{Pattern: p, Decision: rm.Decision, Why: config.Text{Value: rm.Why},
 			Span: rm.Span, From: "bundle"})
 	}
 	return org, nil

@@ -152,21 +152,19 @@ type Meta struct {
 type LayerMeta struct {
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
-	Version    string `json:"version,omitempty"`
-	File       string `json:"file"`
-	Default    string `json:"default"`
-	DefaultSet bool   `json:"default_set"`
-	// DefaultSpan is where .default is written, when it is.
-	DefaultSpan *diag.Span `json:"default_span,omitempty"`
-	Rules       []RuleMeta `json:"rules"`
+	Version string `json:"version,omitempty"`
+	File    string `json:"file"`
+	// Default is the layer's default, and whether and where it is written.
+	Default config.Field[config.Decision] `json:"default"`
+	Rules   []RuleMeta                    `json:"rules"`
 }
 
 // RuleMeta is one rule with its position.
 type RuleMeta struct {
-	Pattern  string    `json:"pattern"`
-	Decision string    `json:"decision"`
-	Why      string    `json:"why"`
-	Span     diag.Span `json:"span"`
+	Pattern  string          `json:"pattern"`
+	Decision config.Decision `json:"decision"`
+	Why      string          `json:"why"`
+	Span     diag.Span       `json:"span"`
 }
 
 // SecretMeta is one secrets entry.
@@ -207,13 +205,9 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 	out := Meta{Kind: kind, MaxSegments: action.MaxSegments}
 	for _, l := range ls {
 		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
-			Default: l.Policy.Default.Value.String(), DefaultSet: l.Policy.Default.Set, Rules: []RuleMeta{}}
-		if l.Policy.Default.Set {
-			sp := l.Policy.Default.Span
-			m.DefaultSpan = &sp
-		}
+			Default: l.Policy.Default, Rules: []RuleMeta{}}
 		for _, r := range l.Policy.Rules {
-			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision.String(), Why: r.Why.Value, Span: r.Span})
+			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision, Why: r.Why.Value, Span: r.Span})
 		}
 		out.Layers = append(out.Layers, m)
 	}

@@ -171,9 +171,9 @@ func ParseLayer(s string) (kind, name string, canonical bool) {
 // whether the file wrote it (Value is then what it says, else the
 // default), Span where. One type for every "was it there" question.
 type Field[T any] struct {
-	Value T
-	Span  diag.Span
-	Set   bool
+	Value T         `json:"value"`
+	Span  diag.Span `json:"span"`
+	Set   bool      `json:"set"`
 }
 
 // Text is a string value with the span it was read from.
