@@ -150,8 +150,8 @@ type Meta struct {
 
 // LayerMeta is one layer and its rules.
 type LayerMeta struct {
-	Kind       string `json:"kind"`
-	Name       string `json:"name"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
 	File    string `json:"file"`
 	// Default is the layer's default, and whether and where it is written.
