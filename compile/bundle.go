@@ -342,8 +342,12 @@ func ReadOrgBundle(name string, r io.Reader, o ReadOptions) (*config.Org, error)
 
 // orgFromData rebuilds an org from data.chock.meta of an org-only bundle.
 func orgFromData(name string, data map[string]any) (*config.Org, error) {
-	m, ok := MetaOf(data)
-	if !ok || m.Kind != "org" || len(m.Layers) != 1 {
+	m, err := MetaOf(data)
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err != nil || m.Kind != "org" || len(m.Layers) != 1 {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotOrgBundle)
 	}
 	l := m.Layers[0]

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -138,6 +139,8 @@ func (o *Output) digest() string {
 // enough to rebuild an org layer from an org-only bundle and to explain a
 // decision with positions.
 type Meta struct {
+	// Format is MetaFormat when this chock compiled the bundle.
+	Format  int          `json:"format"`
 	Kind    string       `json:"kind"` // "project" or "org"
 	Layers  []LayerMeta  `json:"layers"`
 	Secrets []SecretMeta `json:"secrets,omitempty"`
@@ -184,25 +187,56 @@ type ServerMeta struct {
 }
 
 // MetaOf reads data.chock.meta from a bundle's data.
-func MetaOf(data map[string]any) (*Meta, bool) {
+func MetaOf(data map[string]any) (*Meta, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return nil, false
+		return nil, ErrNotChockBundle
+	}
+	var head struct {
+		Chock struct {
+			Meta *struct {
+				Format int `json:"format"`
+			} `json:"meta"`
+		} `json:"chock"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Chock.Meta == nil {
+		return nil, ErrNotChockBundle
+	}
+	if f := head.Chock.Meta.Format; f != MetaFormat {
+		return nil, &FormatError{Format: f}
 	}
 	var doc struct {
 		Chock struct {
 			Meta *Meta `json:"meta"`
 		} `json:"chock"`
 	}
-	if err := json.Unmarshal(raw, &doc); err != nil || doc.Chock.Meta == nil {
-		return nil, false
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%w: data.chock.meta: %v", ErrNotChockBundle, err)
 	}
-	return doc.Chock.Meta, true
+	return doc.Chock.Meta, nil
+}
+
+// MetaFormat is the version of data.chock.meta this chock writes and
+// reads; a bundle of another one is refused with a *FormatError, not read
+// wrong.
+const MetaFormat = 2
+
+// ErrNotChockBundle means a bundle holds no chock policy.
+var ErrNotChockBundle = errors.New("not a bundle compiled by chock")
+
+// FormatError is a bundle compiled by another version of chock.
+type FormatError struct{ Format int }
+
+func (e *FormatError) Error() string {
+	if e.Format == 0 {
+		return fmt.Sprintf("compiled by an older chock (before bundle format %d); compile it again with this one", MetaFormat)
+	}
+	return fmt.Sprintf("compiled by another chock (bundle format %d; this one reads %d); compile it again with this one", e.Format, MetaFormat)
 }
 
 // meta is data.chock.meta: the compiled model in plain data.
 func meta(kind string, ls []*Layer, c *config.Config) Meta {
-	out := Meta{Kind: kind, MaxSegments: action.MaxSegments}
+	out := Meta{Format: MetaFormat, Kind: kind, MaxSegments: action.MaxSegments}
 	for _, l := range ls {
 		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
 			Default: l.Policy.Default, Rules: []RuleMeta{}}

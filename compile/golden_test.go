@@ -3,6 +3,7 @@ package compile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,4 +92,32 @@ func firstDiff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// TestMetaFormat: a bundle of another meta format (an older chock's has
+// none) is refused saying so, not read wrong nor called "not chock's".
+func TestMetaFormat(t *testing.T) {
+	c, _ := config.Load("chock.zon", []byte(`.{ .policy = .{ .allow = .{"exec.path.gh"} } }`))
+	out, err := Compile(Input{Config: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MetaOf(out.Data); err != nil {
+		t.Fatalf("this chock's own: %v", err)
+	}
+	meta := out.Data["chock"].(map[string]any)["meta"].(map[string]any)
+	for _, f := range []any{nil, 1, 3} {
+		if f == nil {
+			delete(meta, "format")
+		} else {
+			meta["format"] = f
+		}
+		var fe *FormatError
+		if _, err := MetaOf(out.Data); !errors.As(err, &fe) || !strings.Contains(err.Error(), "compile it again") {
+			t.Errorf("format %v: %v", f, err)
+		}
+	}
+	if _, err := MetaOf(map[string]any{"other": 1}); !errors.Is(err, ErrNotChockBundle) {
+		t.Errorf("no meta: %v", err)
+	}
 }

@@ -41,19 +41,28 @@ func withDecision(t *testing.T, body string) *bundle.Bundle {
 // TestContract: a bundle whose decision object is not the contract's is
 // refused when it is loaded, with ErrContract, and never decides.
 func TestContract(t *testing.T) {
-	layer := `{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": {"pattern": "exec.*", "decision": "allow"}}`
-	ok := `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null}`
+	rule := `{"pattern": "exec.*", "decision": "allow", "why": "", "span": {}}`
+	layer := `{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": ` + rule + `}`
+	// obj is a decision object, every key written, with extra (or changed)
+	// keys on top.
+	obj := func(extra string) string {
+		return `decision := object.union({"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null, "start_refusal": false}, {` + extra + `})`
+	}
 	for _, c := range []struct{ name, body, want string }{
-		{"no layers", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [], "capped_by": null}`, "0 layers in the answer, 1 in the bundle"},
-		{"not an object", `decision := "allow"`, "the answer is a JSON string"},
+		{"no layers", obj(`"layers": []`), "0 layers in the answer, 1 in the bundle"},
+		{"not an object", `decision := "allow"`, "the answer is not an object"},
 		{"undefined", `decision := 1 if false`, "no decision"},
-		{"another action", `decision := {"action": "exec.path.x", "phase": input.phase, "decision": "allow", "layers": [` + layer + `]}`, `answers about "exec.path.x"`},
-		{"bad decision", `decision := {"action": input.action, "phase": input.phase, "decision": "maybe", "layers": [` + layer + `]}`, `unknown decision "maybe"`},
-		{"layers not an array", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": {}}`, "layers is a JSON object"},
-		{"a layer without rule or default", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [{"layer": "project", "name": "project", "decision": "allow"}]}`, "neither a rule nor its default"},
-		{"a layer of another name", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [{"layer": "org", "name": "acme", "decision": "allow", "default": true}]}`, `layer org "acme" where the bundle records project "project"`},
-		{"capped by nobody", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": "ghost"}`, `capped_by "ghost" names no org layer`},
-		{"malformed action allowed", ok, `"chock..probe" is malformed`},
+		{"another action", obj(`"action": "exec.path.x"`), `answers about "exec.path.x"`},
+		{"bad decision", obj(`"decision": "maybe"`), `unknown decision "maybe"`},
+		{"layers not an array", obj(`"layers": {}`), "layers is a JSON object"},
+		{"a key in another case", obj(`"ACTION": input.action`), `has a key "ACTION" chock does not write`},
+		{"a null", obj(`"start_refusal": null`), `"start_refusal" is null`},
+		{"a key left out", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null}`, `has no "start_refusal"`},
+		{"a layer without rule or default", obj(`"layers": [{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": null}]`), "neither a rule nor its default"},
+		{"a layer of another name", obj(`"layers": [{"layer": "org", "name": "acme", "decision": "allow", "default": true, "rule": null}]`), `layer org "acme" where the bundle records project "project"`},
+		{"a rule with a key left out", obj(`"layers": [{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": {"pattern": "x", "decision": "allow"}}]`), `layer 0's rule has no "why"`},
+		{"capped by nobody", obj(`"capped_by": "ghost"`), `capped_by "ghost" names no org layer`},
+		{"malformed action allowed", obj(``), `"chock..probe" is malformed`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := New(context.Background(), withDecision(t, c.body))
@@ -64,8 +73,8 @@ func TestContract(t *testing.T) {
 	}
 	// The same hand-written decision, right for well-formed and malformed
 	// actions alike, loads and decides.
-	good := `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null} if not contains(input.action, "..")
-decision := {"action": input.action, "phase": input.phase, "decision": "deny", "error": "bad", "layers": [], "capped_by": null} if contains(input.action, "..")`
+	good := obj(``) + ` if not contains(input.action, "..")
+decision := {"action": input.action, "phase": input.phase, "decision": "deny", "error": "bad", "layers": [], "capped_by": null, "start_refusal": false} if contains(input.action, "..")`
 	e, err := New(context.Background(), withDecision(t, good))
 	if err != nil {
 		t.Fatal(err)
@@ -76,12 +85,34 @@ decision := {"action": input.action, "phase": input.phase, "decision": "deny", "
 	}
 }
 
+// TestNotUTF8Action: an action with a byte that is not UTF-8 is malformed
+// and denied, as it was before the answer went through JSON.
+func TestNotUTF8Action(t *testing.T) {
+	e, _ := build(t, `.{ .policy = .{ .allow = .{"exec.*"} } }`)
+	d, err := e.Decide(context.Background(), "exec.path.\xff", config.Loop)
+	if err != nil || d.Decision != config.Deny || d.Error == "" || d.Action != "exec.path.\xff" {
+		t.Fatalf("%+v %v", d, err)
+	}
+}
+
+// TestCachedDecisionUnchanged: a caller that changes a decision it got
+// changes no later one, its default's span included.
+func TestCachedDecisionUnchanged(t *testing.T) {
+	e, _ := build(t, `.{ .policy = .{ .default = .deny } }`)
+	d, _ := e.Decide(context.Background(), "exec.path.gh", config.Loop)
+	d.Layers[0].DefaultSpan.Start.Line = 999
+	d2, _ := e.Decide(context.Background(), "exec.path.gh", config.Loop)
+	if d2.Layers[0].DefaultSpan.Start.Line == 999 {
+		t.Fatal("the cached decision changed")
+	}
+}
+
 // TestImpureBundleRefused: a bundle whose policy calls http.send (or reads
 // opa.runtime's environment) does not load, so it can send nothing.
 func TestImpureBundleRefused(t *testing.T) {
 	layer := `{"layer": "project", "name": "project", "decision": "allow", "default": true, "rule": null}`
 	for _, call := range []string{`http.send({"method": "get", "url": "http://127.0.0.1:1/leak"})`, `opa.runtime()`, `time.now_ns()`, `print("x")`} {
-		body := `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null} if {
+		body := `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [` + layer + `], "capped_by": null, "start_refusal": false} if {
 	_ := ` + call + `
 }`
 		if _, err := New(context.Background(), withDecision(t, body)); err == nil || !strings.Contains(err.Error(), "undefined function") {

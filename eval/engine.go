@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -96,17 +98,13 @@ func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
 	return New(ctx, b)
 }
 
-// ErrNotChockBundle means a bundle holds no chock policy.
-var ErrNotChockBundle = errors.New("not a bundle compiled by chock")
-
 func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
-	m, ok := compile.MetaOf(b.Data)
-	if !ok {
-		return nil, ErrNotChockBundle
+	m, err := compile.MetaOf(b.Data)
+	if err != nil {
+		return nil, err
 	}
 	p := &prepared{revision: b.Manifest.Revision, meta: *m}
 	caps := pure()
-	var err error
 	p.decide, err = rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b), rego.Capabilities(caps)).PrepareForEval(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the decision query: %w", err)
@@ -190,13 +188,8 @@ func (e *Engine) Revision() string { return e.cur.Load().revision }
 // Meta returns what the loaded bundle records of its sources.
 func (e *Engine) Meta() Meta { return e.cur.Load().meta }
 
-// Rule is the rule that decided a layer.
-type Rule struct {
-	Pattern  string          `json:"pattern"`
-	Decision config.Decision `json:"decision"`
-	Why      string          `json:"why"`
-	Span     diag.Span       `json:"span"`
-}
+// Rule is the rule that decided a layer: the bundle's record of it.
+type Rule = compile.RuleMeta
 
 // Layer is one layer's part in a decision.
 type Layer struct {
@@ -281,14 +274,14 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 	}
 	rs, err := p.decide.Eval(ctx, rego.EvalParsedInput(actionInput(action, phase)))
 	if err != nil {
-		return nil, fmt.Errorf("evaluating %s: %w", action, err)
+		return nil, fmt.Errorf("evaluating %q: %w", action, err)
 	}
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
-		return nil, fmt.Errorf("the policy gave no decision for %s", action)
+		return nil, fmt.Errorf("the policy gave no decision for %q", action)
 	}
 	d, err := toDecision(rs[0].Expressions[0].Value, action, phase, &p.meta)
 	if err != nil {
-		return nil, fmt.Errorf("deciding %s: %w", action, err)
+		return nil, fmt.Errorf("deciding %q: %w", action, err)
 	}
 	p.decisions.put(key, d.clone())
 	return d, nil
@@ -304,6 +297,12 @@ func (d *Decision) clone() *Decision {
 		if l.Rule != nil {
 			r := *l.Rule
 			c.Layers[i].Rule = &r
+		}
+	}
+	for i, l := range d.Layers {
+		if l.DefaultSpan != nil {
+			sp := *l.DefaultSpan
+			c.Layers[i].DefaultSpan = &sp
 		}
 	}
 	if d.CappedBy != nil {
@@ -330,8 +329,8 @@ type wireDecision struct {
 	Decision     *config.Decision `json:"decision"`
 	Layers       *[]wireLayer     `json:"layers"`
 	CappedBy     *string          `json:"capped_by"`
-	StartRefusal bool             `json:"start_refusal"`
-	Error        string           `json:"error"`
+	StartRefusal *bool            `json:"start_refusal"`
+	Error        *string          `json:"error"`
 }
 
 type wireLayer struct {
@@ -348,6 +347,64 @@ type wireRule struct {
 	Decision *config.Decision `json:"decision"`
 	Why      string           `json:"why"`
 	Span     diag.Span        `json:"span"`
+}
+
+// The keys of chock's decision object, exactly (encoding/json would take
+// any case, and a null for any value).
+func decisionKeys() keySet {
+	return keySet{required: []string{"action", "phase", "decision", "layers", "capped_by", "start_refusal"}, optional: []string{"error"}}
+}
+
+func layerKeys() keySet {
+	return keySet{required: []string{"layer", "name", "decision", "default", "rule"}, optional: []string{"default_span"}}
+}
+
+func ruleKeys() keySet { return keySet{required: []string{"pattern", "decision", "why", "span"}} }
+
+// keySet is the keys an object of the contract has.
+type keySet struct{ required, optional []string }
+
+func (k keySet) check(what string, v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return contractErr("%s is not an object", what)
+	}
+	for _, r := range k.required {
+		if _, ok := m[r]; !ok {
+			return contractErr("%s has no %q", what, r)
+		}
+	}
+	for key, val := range m {
+		known := slices.Contains(k.required, key) || slices.Contains(k.optional, key)
+		if !known {
+			return contractErr("%s has a key %q chock does not write", what, key)
+		}
+		if val == nil && key != "capped_by" && key != "rule" {
+			return contractErr("%s's %q is null", what, key)
+		}
+	}
+	return nil
+}
+
+// exactKeys checks the decision object's keys, and its layers' and their
+// rules', before it is decoded.
+func exactKeys(v any) error {
+	if err := decisionKeys().check("the answer", v); err != nil {
+		return err
+	}
+	layers, _ := v.(map[string]any)["layers"].([]any)
+	for i, l := range layers {
+		what := fmt.Sprintf("layer %d", i)
+		if err := layerKeys().check(what, l); err != nil {
+			return err
+		}
+		if r := l.(map[string]any)["rule"]; r != nil {
+			if err := ruleKeys().check(what+"'s rule", r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // decodeJSON decodes an OPA value into a typed one through JSON. A value
@@ -376,12 +433,17 @@ func decodeJSON(v, into any) error {
 // which is denied with an error), each with a decision and a rule or its
 // default, capped_by naming an org layer.
 func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, error) {
+	if err := exactKeys(v); err != nil {
+		return nil, err
+	}
 	var w wireDecision
 	if err := decodeJSON(v, &w); err != nil {
 		return nil, contractErr("%v", err)
 	}
+	// The answer comes back through JSON, where a byte that is not UTF-8
+	// reads as U+FFFD: the action asked reads so too.
 	switch {
-	case w.Action == nil || *w.Action != action:
+	case w.Action == nil || *w.Action != strings.ToValidUTF8(action, "\uFFFD"):
 		return nil, contractErr("asked about %q, it answers about %s", action, quoted(w.Action))
 	case w.Phase == nil || *w.Phase != phase:
 		return nil, contractErr("asked at %s, it answers at %v", phase, w.Phase)
@@ -389,8 +451,13 @@ func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, e
 		return nil, contractErr("the answer has no decision")
 	case w.Layers == nil:
 		return nil, contractErr("the answer has no layers")
+	case w.StartRefusal == nil:
+		return nil, contractErr("the answer has no start_refusal")
 	}
-	d := &Decision{Action: action, Phase: phase, Decision: *w.Decision, CappedBy: w.CappedBy, StartRefusal: w.StartRefusal, Error: w.Error}
+	d := &Decision{Action: action, Phase: phase, Decision: *w.Decision, CappedBy: w.CappedBy, StartRefusal: *w.StartRefusal}
+	if w.Error != nil {
+		d.Error = *w.Error
+	}
 	ls := *w.Layers
 	if d.Error != "" {
 		if d.Decision != config.Deny || len(ls) != 0 {
@@ -487,8 +554,15 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 		return nil, contractErr("the secrets answer: %v", err)
 	}
 	for _, sec := range out {
-		if !action.ValidSecretName(sec.Name) {
+		valid := action.ValidEnvName
+		if sec.Bind == config.BindHeader {
+			valid = action.ValidHeaderName
+		}
+		switch {
+		case !action.ValidSecretName(sec.Name):
 			return nil, contractErr("the secrets answer offers %q, which cannot name a secret", sec.Name)
+		case !valid(sec.As):
+			return nil, contractErr("the secrets answer gives secret %s as %q, which a %s bind cannot name", sec.Name, sec.As, sec.Bind)
 		}
 	}
 	if out == nil {

@@ -330,6 +330,13 @@ func TestOrgAskHint(t *testing.T) {
 	if x.Hint == nil || !strings.Contains(x.Hint.Text, "reads as refused") || !strings.Contains(x.Hint.Text, "only the org's owners can permit it") {
 		t.Fatalf("start: %+v", x.Hint)
 	}
+	// The project denies: nobody is asked, and the hint is the project's.
+	e, c = build(t, `.{ .policy = .{ .deny = .{"exec.path.git"} } }`, `.{ .name = "acme", .policy = .{ .ask = .{"exec.path.git"} } }`)
+	d, _ = e.Decide(context.Background(), "exec.path.git", config.Loop)
+	x = Explain(d, c)
+	if x.Hint == nil || strings.Contains(x.Hint.Text, "a yes to the question") || !x.Hint.ProjectCan {
+		t.Fatalf("project denies: %+v", x.Hint)
+	}
 }
 
 // TestExpectLayerSpellings: .layer is "project" or "org:NAME" as every

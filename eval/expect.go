@@ -90,10 +90,7 @@ func Describe(d *Decision) string {
 	if l == nil {
 		return d.Decision.String()
 	}
-	who := "project"
-	if l.Layer == "org" {
-		who = fmt.Sprintf("org %q", l.Name)
-	}
+	who := l.Spelling()
 	if l.Rule == nil {
 		return fmt.Sprintf("%s by %s's default", d.Decision, who)
 	}

@@ -81,22 +81,22 @@ func Explain(d *Decision, cfg *config.Config) *Explanation {
 	return x
 }
 
-func layerName(l Layer) string {
-	if l.Layer == "project" {
-		return "project"
-	}
-	return fmt.Sprintf("org %q", l.Name)
-}
+func layerName(l Layer) string { return l.Spelling() }
 
 func hint(d *Decision, cfg *config.Config) *Hint {
 	if d.Error != "" {
 		return &Hint{Text: "the action name is malformed: " + d.Error}
 	}
 	// An org that refuses cannot be overridden by the project. An org that
-	// asks, in the loop, is the question being put: the hint says so.
+	// asks, in the loop, is the question being put, when it is put (the
+	// project does not refuse first).
 	for _, l := range d.Layers[1:] {
 		if l.Layer != "org" || l.Decision == config.Allow {
 			continue
+		}
+		loopAsk := l.Decision == config.Ask && d.Phase == config.Loop
+		if loopAsk && d.Decision != config.Ask {
+			continue // the project's refusal decides; its hint follows
 		}
 		ob := &OrgBlock{Name: l.Name, Decision: l.Decision, At: l.Where()}
 		what := fmt.Sprintf("its default is %s", l.Decision)
@@ -106,7 +106,7 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 		}
 		var text string
 		switch {
-		case l.Decision == config.Ask && d.Phase == config.Loop:
+		case loopAsk:
 			text = fmt.Sprintf("the org ceiling %q asks before it (%s): a yes to the question permits it this once; the project cannot make it a standing allow, only the org's owners can", l.Name, what)
 		case l.Decision == config.Ask:
 			text = fmt.Sprintf("the org ceiling %q asks before it (%s), and at start nobody can be asked, so it reads as refused; the project cannot widen an org ceiling, so only the org's owners can permit it", l.Name, what)
@@ -286,7 +286,7 @@ func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
 		}
 	}
 	if d.CappedBy != nil {
-		fmt.Fprintf(w, "  capped by: org %s\n", line(strconv.Quote(*d.CappedBy)))
+		fmt.Fprintf(w, "  capped by: %s\n", line(config.LayerSpelling("org", *d.CappedBy)))
 	}
 	if x.StartNote != "" {
 		fmt.Fprintf(w, "  at start: %s\n", line(x.StartNote))

@@ -26,6 +26,8 @@ type Call struct {
 	Fetch   *FetchRequest
 	MCP     *MCPRequest
 
+	// Set by the time limit for the action: the call's one budget.
+	budget time.Duration
 	// Set by the secrets interceptor for the action to use.
 	env     []string
 	cleanup []func()
@@ -160,6 +162,7 @@ func (s *Session) timeLimit(ctx context.Context, c *Call, next Handler) (*Result
 	if c.Exec != nil && c.Exec.Background {
 		return next(ctx, c) // a background command outlives the call by design
 	}
+	c.budget = d
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return next(ctx, c)

@@ -43,7 +43,7 @@ func (s *Session) runFetch(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	req.Header.Set("User-Agent", "chock")
-	resp, err := checker.Client(s.opts.CallTimeout).Do(req)
+	resp, err := checker.Client(c.budget).Do(req)
 	if err != nil {
 		var refused *netguard.RefusedError
 		if errors.As(err, &refused) {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
@@ -73,5 +74,30 @@ func TestFetchURL(t *testing.T) {
 	prod := fetchSession(t, srv, nil)
 	if _, err := prod.Run(ctx, &Call{Tool: "fetch_url", Fetch: &FetchRequest{URL: srv.URL + "/"}}); !errors.As(err, &r) || !strings.Contains(r.Reason, "loopback") {
 		t.Errorf("production checker: %v", err)
+	}
+}
+
+// TestFetchBudget: a fetch that names a longer time limit than the
+// session's default has it (the limit is the call's one budget).
+func TestFetchBudget(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(400 * time.Millisecond)
+		w.Write([]byte("late"))
+	}))
+	defer srv.Close()
+	loopbackOK := &netguard.Checker{Policy: func(a netip.Addr) string {
+		if a.IsLoopback() {
+			return ""
+		}
+		return netguard.Why(a)
+	}, TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig}
+	s := fetchSession(t, srv, loopbackOK)
+	s.opts.CallTimeout = 100 * time.Millisecond
+	res, err := s.Run(context.Background(), &Call{Tool: "fetch_url", Timeout: 5 * time.Second, Fetch: &FetchRequest{URL: srv.URL + "/"}})
+	if err != nil || res.Body != "late" {
+		t.Fatalf("a 5 s limit: %+v %v", res, err)
+	}
+	if _, err := s.Run(context.Background(), &Call{Tool: "fetch_url", Fetch: &FetchRequest{URL: srv.URL + "/"}}); err == nil {
+		t.Fatal("the 100 ms default did not hold")
 	}
 }

@@ -332,7 +332,7 @@ func (s *Session) runMCP(ctx context.Context, c *Call) (*Result, error) {
 	case sv.conn == nil:
 		return nil, fmt.Errorf("server %s was left out of this session at start: %s", c.MCP.Server, sv.status.Why)
 	}
-	res, err := sv.conn.Call(ctx, c.MCP.Tool, c.MCP.Arguments)
+	res, err := sv.conn.CallWithin(ctx, c.MCP.Tool, c.MCP.Arguments, c.budget)
 	if err != nil {
 		return nil, err
 	}

@@ -375,10 +375,16 @@ func TestOneBudgetPerCall(t *testing.T) {
 	if _, err := mcpCall(shorter, "helper", "sleep", `{"ms": 5000}`); err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
 		t.Fatalf("a 5 s call with a 300 ms MCP budget: %v", err)
 	}
-	// A time limit the call names is its budget, and is named.
+	// A time limit the call names is its budget, and is named, shorter
+	// or longer than the MCP budget.
 	res, err := shorter.s.Run(context.Background(), &Call{Tool: "mcp", Timeout: 150 * time.Millisecond,
 		MCP: &MCPRequest{Server: "helper", Tool: "sleep", Arguments: json.RawMessage(`{"ms": 5000}`)}})
 	if err == nil || !strings.Contains(err.Error(), "no answer within 150ms") {
 		t.Fatalf("a call naming 150 ms: %+v, %v", res, err)
+	}
+	res, err = shorter.s.Run(context.Background(), &Call{Tool: "mcp", Timeout: 5 * time.Second,
+		MCP: &MCPRequest{Server: "helper", Tool: "sleep", Arguments: json.RawMessage(`{"ms": 600}`)}})
+	if err != nil || res.Content != "slept" {
+		t.Fatalf("a call naming 5 s, with a 300 ms MCP budget: %+v, %v", res, err)
 	}
 }

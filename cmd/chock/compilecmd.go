@@ -79,8 +79,9 @@ func isChockBundle(r goio.Reader) bool {
 	if err != nil {
 		return false
 	}
-	_, ok := compile.MetaOf(b.Data)
-	return ok
+	_, err = compile.MetaOf(b.Data)
+	var fe *compile.FormatError
+	return err == nil || errors.As(err, &fe)
 }
 
 // runCompile implements `chock compile`.

@@ -72,7 +72,7 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, int, bo
 		return nil, exitUsage, false
 	}
 	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
-	if errors.Is(err, load.ErrLint) {
+	if errors.Is(err, load.ErrLint) || errors.Is(err, load.ErrInvalid) {
 		refuseErrors(ds, sourcesOf(configs, orgs), io, "policy")
 		return nil, exitFailed, false
 	}

@@ -159,9 +159,11 @@ func ParseLayer(s string) (kind, name string, canonical bool) {
 	switch {
 	case s == "project":
 		return "project", "project", true
+	case strings.EqualFold(s, "project"):
+		return "project", "project", false
 	case strings.HasPrefix(s, "org:") && len(s) > 4:
 		return "org", s[4:], true
-	case s == "org":
+	case s == "org" || s == "org:":
 		return "org", "", false
 	}
 	return "org", s, false
@@ -169,7 +171,10 @@ func ParseLayer(s string) (kind, name string, canonical bool) {
 
 // Field is a value of chock.zon with where it was written: Set says
 // whether the file wrote it (Value is then what it says, else the
-// default), Span where. One type for every "was it there" question.
+// default), Span where. One type for every "was it there" question. Two
+// fields say a little more, and their docs say so: Secret.Bind is Set when
+// the file wrote a bind at all (an unknown one too, which is reported), and
+// Secret.ToPattern only when .to parses as a pattern.
 type Field[T any] struct {
 	Value T         `json:"value"`
 	Span  diag.Span `json:"span"`
@@ -236,7 +241,9 @@ type Secret struct {
 	To   Text
 	// ToPattern is To parsed; Set only when it parses.
 	ToPattern Field[action.Pattern]
-	Bind      Field[Bind]
+	// Bind is Set when .bind is written, as a string or an enum literal,
+	// even one chock does not know (decoding reports it).
+	Bind Field[Bind]
 	// As is the variable (env, file) or header (header); empty means the default.
 	As Text
 }

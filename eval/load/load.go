@@ -128,9 +128,22 @@ func dedupe(l diag.List) diag.List {
 	return out
 }
 
-// ErrLint is wrapped when a policy is not built because lint found
-// errors; the diagnostics come with it.
-var ErrLint = errors.New("the policy has lint errors")
+// Why a policy is not built from sources; the diagnostics come with the
+// first two.
+var (
+	// ErrInvalid: a source does not decode (not ZON, or not chock.zon's
+	// shape).
+	ErrInvalid = errors.New("the policy does not decode")
+	// ErrLint: it decodes, and lint found errors.
+	ErrLint = errors.New("the policy has lint errors")
+	// ErrOneConfig: FromSources builds one project; it was given none or
+	// several.
+	ErrOneConfig = errors.New("a policy is built from exactly one chock.zon")
+)
+
+// ErrOrgBundle means a bundle given as a policy is an org bundle: a
+// ceiling, which is given as an org.
+var ErrOrgBundle = errors.New("an org bundle is a ceiling, not a policy to decide with")
 
 // Policy is a loaded policy: its engine, and, when it was built from
 // sources, the config, the orgs and the source text (for positions,
@@ -155,20 +168,26 @@ func Errors(ds diag.List) diag.List {
 	return errs
 }
 
-// FromSources builds a policy from one project chock.zon and its orgs:
-// decoded, linted (any error refuses it, with ErrLint and the
-// diagnostics), compiled and prepared. ds holds every diagnostic lint
-// gave, warnings included.
+// FromSources builds a policy from one project chock.zon (in.Configs holds
+// exactly one) and its orgs: decoded (a decoding error refuses it with
+// ErrInvalid), linted (an error refuses it with ErrLint), compiled and
+// prepared. ds holds every diagnostic met, warnings included.
 func FromSources(ctx context.Context, in Input) (p *Policy, ds diag.List, err error) {
+	if len(in.Configs) != 1 {
+		return nil, nil, fmt.Errorf("%w: given %d", ErrOneConfig, len(in.Configs))
+	}
 	l, err := Read(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	ds = l.Lint()
-	if in.Unlinted {
-		ds = l.Diags
+	if l.Diags.HasErrors() || len(l.Configs) == 0 {
+		return nil, l.Diags, fmt.Errorf("%w: %d errors", ErrInvalid, len(Errors(l.Diags)))
 	}
-	if ds.HasErrors() || len(l.Configs) == 0 {
+	ds = l.Diags
+	if !in.Unlinted {
+		ds = l.Lint()
+	}
+	if ds.HasErrors() {
 		return nil, ds, fmt.Errorf("%w: %d errors", ErrLint, len(Errors(ds)))
 	}
 	out, err := compile.Compile(compile.Input{Config: l.Configs[0], Orgs: l.Orgs})
@@ -194,8 +213,8 @@ func FromBundle(ctx context.Context, name string, data []byte, ro compile.ReadOp
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if k := e.Meta().Kind; k != "project" {
-		return nil, fmt.Errorf("%s is an %s bundle; an org bundle is a ceiling, given with --org", name, k)
+	if e.Meta().Kind != "project" {
+		return nil, fmt.Errorf("%s: %w", name, ErrOrgBundle)
 	}
 	return &Policy{Engine: e, Sources: diag.Sources{}}, nil
 }

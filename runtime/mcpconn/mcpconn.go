@@ -225,7 +225,6 @@ func open(ctx context.Context, name string, d dialer, o Options) (*Server, error
 
 // start connects and reads the tool list within the discover budget.
 func (s *Server) start(ctx context.Context) error {
-	started := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.o.DiscoverTimeout)
 	defer cancel()
 	s.mu.Lock()
@@ -233,7 +232,7 @@ func (s *Server) start(ctx context.Context) error {
 	s.d.begin()
 	tools, err := s.discover(ctx)
 	if err != nil {
-		e := s.fail(ctx, started, Discover, err)
+		e := s.fail(ctx, s.o.DiscoverTimeout, Discover, err)
 		return e
 	}
 	s.tools = tools
@@ -252,21 +251,13 @@ func (s *Server) report(x Exchange) {
 	}
 }
 
-// fail classifies err, reports the exchange and returns the Error. A
-// budget that ran out is named as the one that fired: the exchange's own,
-// or the caller's when that was shorter.
-func (s *Server) fail(ctx context.Context, started time.Time, about string, err error) *Error {
+// fail classifies err, reports the exchange and returns the Error; an
+// exchange whose budget ran out is reported as such, naming the budget.
+func (s *Server) fail(ctx context.Context, budget time.Duration, about string, err error) *Error {
 	var e *Error
 	if !errors.As(err, &e) {
 		e = s.d.classify(about, err)
 		if e.Outcome == NoAnswer && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			budget := s.o.CallTimeout
-			if about == Discover {
-				budget = s.o.DiscoverTimeout
-			}
-			if dl, ok := ctx.Deadline(); ok && dl.Sub(started) < budget {
-				budget = dl.Sub(started).Round(time.Millisecond)
-			}
 			e.Msg = fmt.Sprintf("no answer within %s", budget)
 		}
 	}
@@ -333,10 +324,20 @@ func (s *Server) discover(ctx context.Context) ([]Tool, error) {
 	}
 }
 
-// Call calls a tool the server declared at start, within the call budget.
-// A server that dropped the session gets one new session and the question
-// once more; a second drop fails the call.
+// Call calls a tool the server declared at start, within the call budget
+// (Options.CallTimeout). A server that dropped the session gets one new
+// session and the question once more; a second drop fails the call.
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
+	return s.CallWithin(ctx, tool, args, 0)
+}
+
+// CallWithin is Call within budget, the caller's one budget for the call
+// (Options.CallTimeout when budget is 0); an answer that does not come in
+// time fails naming it.
+func (s *Server) CallWithin(ctx context.Context, tool string, args json.RawMessage, budget time.Duration) (*Result, error) {
+	if budget <= 0 {
+		budget = s.o.CallTimeout
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -353,8 +354,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 		}
 		arguments = m
 	}
-	started := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	s.d.begin()
 	res, err := s.call(ctx, tool, arguments)
@@ -375,7 +375,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 			s.report(Exchange{About: tool, Status: s.d.status(), Outcome: Answered})
 			return nil, err
 		}
-		e := s.fail(ctx, started, tool, err)
+		e := s.fail(ctx, budget, tool, err)
 		if s.d.reconnects() {
 			s.drop() // a failed exchange may have broken the session; the next call opens another
 		}
