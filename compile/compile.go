@@ -147,8 +147,8 @@ type Meta struct {
 	Servers []ServerMeta `json:"servers,omitempty"`
 	// Credentials is the credential store .credentials.store names (a
 	// project bundle), so a session run from the bundle reads the same one.
-	Credentials string `json:"credentials,omitempty"`
-	MaxSegments int    `json:"max_segments"`
+	Credentials config.Store `json:"credentials"`
+	MaxSegments int          `json:"max_segments"`
 }
 
 // LayerMeta is one layer and its rules.
@@ -172,11 +172,11 @@ type RuleMeta struct {
 
 // SecretMeta is one secrets entry.
 type SecretMeta struct {
-	Name string    `json:"name"`
-	To   string    `json:"to"`
-	Bind string    `json:"bind"`
-	As   string    `json:"as"`
-	Span diag.Span `json:"span"`
+	Name string      `json:"name"`
+	To   string      `json:"to"`
+	Bind config.Bind `json:"bind"`
+	As   string      `json:"as"`
+	Span diag.Span   `json:"span"`
 }
 
 // ServerMeta is one MCP server entry.
@@ -246,10 +246,10 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 		out.Layers = append(out.Layers, m)
 	}
 	if c != nil {
-		out.Credentials = c.Credentials.Store.Value.String()
+		out.Credentials = c.Credentials.Store.Value
 		out.Secrets, out.Servers = []SecretMeta{}, []ServerMeta{}
 		for _, s := range c.Secrets {
-			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.Value.String(), As: s.Variable(), Span: s.Span})
+			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.Value, As: s.Variable(), Span: s.Span})
 		}
 		for _, s := range c.Servers {
 			m := ServerMeta{Name: s.Name.Value, URL: s.URL.Value}

@@ -54,6 +54,17 @@ func (s *Session) grants(ctx context.Context, g grantee) ([]grant, *RefusedError
 	}
 	var out []grant
 	for _, sec := range offered {
+		// What g cannot take in its bind is settled before anybody is asked.
+		skip, why := g.takes(sec)
+		if why != "" {
+			return nil, refuse(sec.Name, "%s", why), nil
+		}
+		if skip != "" {
+			if err := s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", g.target.Server), sessionlog.F("why", skip)); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		d, err := s.decide(ctx, "secret.use."+sec.Name, g.phase, g.parent)
 		if err != nil {
 			return nil, nil, err
@@ -68,16 +79,6 @@ func (s *Session) grants(ctx context.Context, g grantee) ([]grant, *RefusedError
 				return nil, nil, err
 			}
 			return nil, &RefusedError{Reason: fmt.Sprintf("secret %s: %s", sec.Name, r.Reason), Explanation: r.Explanation}, nil
-		}
-		skip, why := g.takes(sec)
-		if why != "" {
-			return nil, refuse(sec.Name, "%s", why), nil
-		}
-		if skip != "" {
-			if err := s.event("secret.skipped", sessionlog.F("name", sec.Name), sessionlog.F("server", g.target.Server), sessionlog.F("why", skip)); err != nil {
-				return nil, nil, err
-			}
-			continue
 		}
 		value, why := s.secretValue(ctx, sec.Name)
 		if why != "" {

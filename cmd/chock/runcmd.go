@@ -302,8 +302,8 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 	storeKind := config.StoreFile
 	if p.Config != nil {
 		storeKind = p.Config.Credentials.Store.Value
-	} else if k, ok := config.ParseStore(p.Engine.Meta().Credentials); ok {
-		storeKind = k
+	} else {
+		storeKind = p.Engine.Meta().Credentials
 	}
 	store, err := credstore.Open(storeKind, credstore.Options{})
 	if err != nil {

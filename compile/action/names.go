@@ -41,6 +41,12 @@ func ValidEnvName(s string) bool {
 	return s != "" && (s[0] < '0' || s[0] > '9') && all(s, isWord)
 }
 
+// EnvNameRule words ValidEnvName for a message.
+const EnvNameRule = "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
+
+// HeaderNameRule words ValidHeaderName for a message.
+const HeaderNameRule = "an HTTP header name (an RFC 9110 token)"
+
 // ValidHeaderName says whether s is an HTTP header name (RFC 9110 token).
 func ValidHeaderName(s string) bool {
 	return s != "" && all(s, func(c byte) bool { return isWord(c) || strings.IndexByte("!#$%&'*+-.^`|~", c) >= 0 })

@@ -104,7 +104,7 @@ var Catalog = []Check{
 	{CodeServerURLLocal, diag.Error, "servers", "A server .url at localhost or a loopback, unspecified, cloud metadata, link-local or multicast address: refused at run time whatever the policy says (one rule, internal/netaddr, for lint and run time); run such a server as a command.", `.url = "https://127.0.0.1/mcp"`},
 	{CodeServerName, diag.Error, "servers", "A server name outside [A-Za-z0-9_-]+ (a dot would break the action namespace).", `.name = "my.server"`},
 	{CodeServerDuplicate, diag.Error, "servers", "Two servers with the same name.", `two servers named "notion"`},
-	{CodeServerTooMany, diag.Error, "servers", "More than 8 servers: a session has at most eight.", `nine .mcp_servers entries`},
+	{CodeServerTooMany, diag.Error, "servers", "More servers than a session may have (action.MaxServers).", `nine .mcp_servers entries`},
 	{CodeServerEmptyCommand, diag.Error, "servers", "An empty .command, or an empty program name.", `.command = .{}`},
 	{CodeServerHostNotAllowed, diag.Warning, "servers", "A url server whose host rule is not allow at start (org ceilings applied): it will be left out of every session.", `.url = "https://mcp.notion.com/mcp" with no mcp.notion.host.* allow`},
 	{CodeServerNoToolRule, diag.Info, "servers", "A server with no tool rule that allows or asks: the model may call none of its tools.", `a server with no mcp.<server>.tool.* rule`},

@@ -376,9 +376,9 @@ func (l *linter) secrets(c *config.Config) {
 			continue
 		}
 		if s.As.Value != "" {
-			valid, what := action.ValidEnvName, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
+			valid, what := action.ValidEnvName, action.EnvNameRule
 			if s.Bind.Value == config.BindHeader {
-				valid, what = action.ValidHeaderName, "an HTTP header name"
+				valid, what = action.ValidHeaderName, action.HeaderNameRule
 			}
 			if !valid(s.As.Value) {
 				l.add(s.As.Span, CodeSecretAs, fmt.Sprintf("secret %s arrives as %q, which is not %s", name, s.As.Value, what), "")

@@ -42,7 +42,7 @@ func TestFromSources(t *testing.T) {
 		if err != nil || d.Decision != config.Deny || d.Decider().Spelling() != "org:acme" {
 			t.Fatalf("%+v %v", d, err)
 		}
-		if p.Engine.Meta().Credentials != "env" || p.Config == nil || len(p.Orgs) != 1 {
+		if p.Engine.Meta().Credentials != config.StoreEnv || p.Config == nil || len(p.Orgs) != 1 {
 			t.Errorf("policy %+v", p)
 		}
 	}

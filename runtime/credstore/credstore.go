@@ -223,7 +223,7 @@ func (s envStore) Get(_ context.Context, name string) (string, error) {
 }
 
 func (envStore) Set(_ context.Context, name, _ string) error {
-	return fmt.Errorf("%w: the env store reads the environment; export %s where chock runs", ErrReadOnly, name)
+	return fmt.Errorf("%w: the env store reads the environment; %s", ErrReadOnly, HowToStore(envStore{}, name))
 }
 
 func (envStore) Delete(_ context.Context, name string) error {

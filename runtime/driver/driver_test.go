@@ -60,7 +60,14 @@ func FuzzParseScript(f *testing.F) {
 			if c.Check() != nil {
 				t.Fatalf("a parsed call fails Check: %+v", c)
 			}
-			if rc := c.Call(); (rc.Exec == nil) == (rc.Fetch == nil) == (rc.MCP == nil) {
+			rc := c.Call()
+			n := 0
+			for _, set := range []bool{rc.Exec != nil, rc.Fetch != nil, rc.MCP != nil} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
 				t.Fatalf("call %+v maps to %+v", c, rc)
 			}
 		}

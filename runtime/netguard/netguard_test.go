@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/compile/lint"
 )
 
 func TestWhy(t *testing.T) {
@@ -102,5 +105,29 @@ func TestClientRefusesRedirectsAndProxies(t *testing.T) {
 	// The production checker refuses the loopback server outright.
 	if _, err := (&Checker{}).Client(5 * time.Second).Get(srv.URL + "/"); !errors.Is(err, ErrRefused) {
 		t.Errorf("production checker reached loopback: %v", err)
+	}
+}
+
+// TestLintAgrees: lint refuses a server url at exactly the literal hosts
+// the checker refuses before a dial, link-local and multicast included.
+func TestLintAgrees(t *testing.T) {
+	c := &Checker{Lookup: func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no lookups here") }}
+	for _, host := range []string{"169.254.10.10", "[fe80::1]", "224.0.0.1", "[ff02::1]", "127.0.0.1", "[::1]", "0.0.0.0",
+		"169.254.169.254", "[::ffff:169.254.169.254]", "[fd00:ec2::254]", "100.100.100.200", "a.localhost", "localhost",
+		"203.0.113.10", "[2001:db8::1]", "10.0.0.7"} {
+		_, err := c.Resolve(context.Background(), host)
+		refused := errors.Is(err, ErrRefused)
+		src := `.{ .policy = .{ .allow = .{ "mcp.s.tool.*" } }, .mcp_servers = .{.{ .name = "s", .url = "https://` + host + `/mcp" }} }`
+		cfg, ds := config.Load("chock.zon", []byte(src))
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		fired := false
+		for _, d := range lint.Run(lint.Input{Config: cfg}) {
+			fired = fired || d.Code == lint.CodeServerURLLocal
+		}
+		if fired != refused {
+			t.Errorf("%s: lint refuses %v, the checker refuses %v (%v)", host, fired, refused, err)
+		}
 	}
 }
