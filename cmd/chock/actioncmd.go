@@ -35,8 +35,8 @@ func newActionCmd(io stdio) *cobra.Command {
 	return newGroupCmd(io, "action COMMAND", "build an action name",
 		sub("mcp-host SERVER URL", "the action for reaching a remote server's host",
 			`mcp-host prints the action a session asks before it reaches the host
-of the remote MCP server SERVER at URL: mcp.SERVER.host. and the host's
-labels reversed, in punycode.`, 2,
+of the remote MCP server SERVER at URL: mcp.SERVER.host. followed by the
+host's labels reversed, in punycode.`, 2,
 			func(args []string) (string, error) {
 				if !action.ValidServerName(args[0]) {
 					return "", failedf(exitFailed, "server name %q: %s", args[0], action.ServerNameRule)
@@ -49,7 +49,7 @@ labels reversed, in punycode.`, 2,
 			}),
 		sub("fetch URL", "the action for fetch_url reaching a URL's host",
 			`fetch prints the action fetch_url asks before it reaches URL's host:
-net.fetch. and the host's labels reversed, in punycode.`, 1,
+net.fetch. followed by the host's labels reversed, in punycode.`, 1,
 			func(args []string) (string, error) {
 				a, err := action.Fetch(args[0])
 				if err != nil {
@@ -59,8 +59,8 @@ net.fetch. and the host's labels reversed, in punycode.`, 1,
 			}),
 		sub("exec PATH", "the action for running a program",
 			`exec prints the action a session asks before it runs the program PATH:
-exec.path. and the program's name. A PATH that starts with a dash comes
-after --.`, 1,
+exec.path. followed by the program's name. A PATH that starts with a
+dash comes after --.`, 1,
 			func(args []string) (string, error) {
 				a, err := action.Exec(args[0])
 				if err != nil {

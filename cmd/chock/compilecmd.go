@@ -101,10 +101,13 @@ argument) and its org ceilings into a standard OPA bundle (bundle.tar.gz),
 or with --kind rego into a folder of modules and data for review. The same
 input writes the same bytes; a file with lint errors writes nothing.
 
---org takes an org source or an org bundle; chock compile --org-only
-[-o OUT] [--signing-key FILE] ORG.zon compiles an org source into an org
-bundle. --signing-key signs with OPA's .signatures.json; --verification-key
-makes every --org a signed org bundle.
+--org takes an org source or an org bundle, which
+
+  chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon
+
+compiles from one org source. --signing-key signs with OPA's
+.signatures.json; --verification-key makes every --org a signed org
+bundle.
 
 --format is the old name of --kind, and still works.`,
 		Args: maxArgs(1),

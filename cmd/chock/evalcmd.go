@@ -197,9 +197,12 @@ func newEvalCmd(io stdio) *cobra.Command {
 		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] [--exit-code] ACTION...",
 		Short: "decide actions",
 		Long: `eval decides each ACTION under the policy (--config and --org, or a
-compiled --bundle) and prints one line per action:
-ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL, or with --json the
-decision objects. A malformed action is a usage error (exit 2).`,
+compiled --bundle) and prints one line per action,
+
+  ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
+
+or with --json the decision objects, one a line. A malformed action is a
+usage error (exit 2); with --exit-code, an action not allowed is exit 1.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ph, err := parsePhase(phase)

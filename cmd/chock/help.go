@@ -123,7 +123,8 @@ func newHelpCmd() *cobra.Command {
 		Short: "print chock's help, or a command's",
 		Long: `chock help CMD prints the help chock CMD --help prints: what CMD does,
 its usage and its flags.`,
-		Args: cobra.ArbitraryArgs,
+		Args:                  cobra.ArbitraryArgs,
+		DisableFlagsInUseLine: true, // cobra adds help to the tree after newRootCmd's visit
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			c, rest, err := cmd.Root().Find(args)
 			if err != nil || len(rest) > 0 {
