@@ -156,7 +156,12 @@ func report(io stdio, c *cobra.Command, err error) int {
 
 // run runs one chock command line and returns the process exit code. A
 // panic is a bug in chock: it is reported in one line, never as a crash.
-func run(ctx context.Context, args []string, io stdio) (code int) {
+func run(ctx context.Context, args []string, io stdio) int {
+	return runTree(ctx, newRootCmd, args, io)
+}
+
+// runTree is run with the command tree that build makes.
+func runTree(ctx context.Context, build func(stdio) *cobra.Command, args []string, io stdio) (code int) {
 	out, errw := safetext.NewWriter(io.out), safetext.NewWriter(io.err)
 	io.raw, io.out, io.err = io.out, out, errw
 	defer func() {
@@ -169,7 +174,7 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 			code = exitInternal
 		}
 	}()
-	root := newRootCmd(io)
+	root := build(io)
 	if args == nil {
 		args = []string{} // cobra reads os.Args for nil
 	}

@@ -103,7 +103,7 @@ input writes the same bytes; a file with lint errors writes nothing.
 
 --org takes an org source or an org bundle, which
 
-  chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon
+    chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon
 
 compiles from one org source. --signing-key signs with OPA's
 .signatures.json; --verification-key makes every --org a signed org

@@ -17,9 +17,9 @@ func newCompletionCmd(io stdio) *cobra.Command {
 		Long: `completion prints the completion script of the shell named; load it in
 the shell's own way:
 
-  bash: source <(chock completion bash)
-  zsh:  chock completion zsh > "${fpath[1]}/_chock"
-  fish: chock completion fish > ~/.config/fish/completions/chock.fish`,
+    bash: source <(chock completion bash)
+    zsh:  chock completion zsh > "${fpath[1]}/_chock"
+    fish: chock completion fish > ~/.config/fish/completions/chock.fish`,
 		Args:      exactArgs(1),
 		ValidArgs: shells,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -199,7 +199,7 @@ func newEvalCmd(io stdio) *cobra.Command {
 		Long: `eval decides each ACTION under the policy (--config and --org, or a
 compiled --bundle) and prints one line per action,
 
-  ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
+    ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
 
 or with --json the decision objects, one a line. A malformed action is a
 usage error (exit 2); with --exit-code, an action not allowed is exit 1.`,
