@@ -75,6 +75,8 @@ type exitError struct {
 	usage bool
 }
 
+// Error is the message report prints, or the exit status when the
+// command has said everything already.
 func (e *exitError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("exit status %d", e.code)
@@ -82,6 +84,7 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+// Unwrap is what went wrong, for errors.Is and errors.As.
 func (e *exitError) Unwrap() error { return e.err }
 
 // failed is an error that ends the command with code, reported as

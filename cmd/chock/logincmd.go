@@ -51,6 +51,7 @@ type secretFlags struct {
 	name, config string
 }
 
+// add adds --tool-secret (its usage ending in what) and --config.
 func (f *secretFlags) add(c *cobra.Command, what string) {
 	c.Flags().StringVar(&f.name, "tool-secret", "", "the secret's `NAME`"+what)
 	c.Flags().StringVar(&f.config, "config", defaultConfig, "use the .credentials.store of the chock.zon in `FILE`")
