@@ -3,7 +3,7 @@ GO ?= go
 FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 
-.PHONY: build test lint bench fuzz example clean
+.PHONY: build test lint bench fuzz example man clean
 
 build:
 	$(GO) build -o bin/chock ./cmd/chock
@@ -58,6 +58,13 @@ example: build
 	./bin/chock compile --org examples/org.zon -o bin/bundle.tar.gz examples/chock.zon
 	./bin/chock explain --config examples/chock.zon --org examples/org.zon exec.path.curl
 	CHOCK_STATE_DIR=$(CURDIR)/bin/state CHOCK_CONFIG_DIR=$(CURDIR)/bin/config ./bin/chock run --config examples/chock.zon --org examples/org.zon --ask deny --script examples/script.jsonl
+
+# The man pages, docs/man/*.1: one for chock and one for each command,
+# generated from the command tree by cobra/doc (the hidden chock __man) and
+# dated by the last commit. go test ./cmd/chock/ checks they are in step.
+man: build
+	rm -f docs/man/*.1
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) ./bin/chock __man docs/man
 
 clean:
 	rm -rf bin

@@ -1,53 +1,72 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/chockhq/chock/compile/action"
+	"github.com/spf13/cobra"
 )
 
-const actionUsage = `usage: chock action mcp-host SERVER URL   the action for reaching a remote server's host
-       chock action fetch URL             the action for fetch_url reaching a URL's host
-       chock action exec PATH             the action for running a program`
-
-// runAction implements `chock action`: it builds action names so nobody
-// reverses host labels by hand.
-func runAction(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 {
-		fmt.Fprintln(io.err, actionUsage)
-		return exitUsage
-	}
-	var (
-		a   string
-		err error
-	)
-	switch {
-	case args[0] == "mcp-host" && len(args) == 3:
-		if !action.ValidServerName(args[1]) {
-			fmt.Fprintf(io.err, "chock action: server name %q: %s\n", args[1], action.ServerNameRule)
-			return exitFailed
+// newActionCmd is `chock action`: it builds action names so nobody
+// reverses host labels by hand. Its subcommands take flags like any
+// other (chock action exec --help is help); a program path that starts
+// with a dash comes after -- (chock action exec -- --help).
+func newActionCmd(io stdio) *cobra.Command {
+	sub := func(use, short, long string, n int, build func(args []string) (string, error)) *cobra.Command {
+		return &cobra.Command{
+			Use:         use,
+			Short:       short,
+			Long:        long,
+			Args:        exactArgs(n),
+			Annotations: map[string]string{prefixAnnotation: "chock action"},
+			RunE: func(cmd *cobra.Command, args []string) error {
+				a, err := build(args)
+				if err != nil {
+					return err
+				}
+				if _, err := action.ParseAction(a); err != nil {
+					return failedf(exitFailed, "%q is not a valid action: %w", a, err)
+				}
+				fmt.Fprintln(io.out, a)
+				return nil
+			},
 		}
-		a, err = action.MCPHost(args[1], args[2])
-	case args[0] == "fetch" && len(args) == 2:
-		a, err = action.Fetch(args[1])
-	case args[0] == "exec" && len(args) == 2:
-		a, err = action.Exec(args[1])
-	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
-		fmt.Fprintln(io.out, actionUsage)
-		return exitOK
-	default:
-		fmt.Fprintln(io.err, actionUsage)
-		return exitUsage
 	}
-	if err != nil {
-		fmt.Fprintf(io.err, "chock action: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	if _, err := action.ParseAction(a); err != nil {
-		fmt.Fprintf(io.err, "chock action: %q is not a valid action: %s\n", a, err)
-		return exitFailed
-	}
-	fmt.Fprintln(io.out, a)
-	return exitOK
+	return newGroupCmd(io, "action COMMAND", "build an action name",
+		sub("mcp-host SERVER URL", "the action for reaching a remote server's host",
+			`mcp-host prints the action a session asks before it reaches the host
+of the remote MCP server SERVER at URL: mcp.SERVER.host. followed by the
+host's labels reversed, in punycode.`, 2,
+			func(args []string) (string, error) {
+				if !action.ValidServerName(args[0]) {
+					return "", failedf(exitFailed, "server name %q: %s", args[0], action.ServerNameRule)
+				}
+				a, err := action.MCPHost(args[0], args[1])
+				if err != nil {
+					return "", failed(exitFailed, err)
+				}
+				return a, nil
+			}),
+		sub("fetch URL", "the action for fetch_url reaching a URL's host",
+			`fetch prints the action fetch_url asks before it reaches URL's host:
+net.fetch. followed by the host's labels reversed, in punycode.`, 1,
+			func(args []string) (string, error) {
+				a, err := action.Fetch(args[0])
+				if err != nil {
+					return "", failed(exitFailed, err)
+				}
+				return a, nil
+			}),
+		sub("exec PATH", "the action for running a program",
+			`exec prints the action a session asks before it runs the program PATH:
+exec.path. followed by the program's name. A PATH that starts with a
+dash comes after --.`, 1,
+			func(args []string) (string, error) {
+				a, err := action.Exec(args[0])
+				if err != nil {
+					return "", failed(exitFailed, err)
+				}
+				return a, nil
+			}),
+	)
 }

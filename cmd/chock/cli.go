@@ -8,20 +8,22 @@ import (
 	"fmt"
 	goio "io"
 	"os"
-	"sort"
+	"path/filepath"
 	"strings"
 
 	"github.com/chockhq/chock/internal/safetext"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
 // Exit codes shared by every command.
 const (
-	exitOK      = 0 // success
-	exitFailed  = 1 // the input is wrong or a check failed
-	exitUsage   = 2 // bad flags or arguments, or unreadable input
-	exitUnknown = 2
+	exitOK       = 0 // success
+	exitFailed   = 1 // the input is wrong or a check failed
+	exitUsage    = 2 // bad flags or arguments, or unreadable input
+	exitInternal = 3 // a bug in chock (a panic)
+	// 128+n: signal n stopped chock (signals.go).
 )
 
 // stdio is where a command reads and writes.
@@ -56,57 +58,113 @@ func writeJSON(io stdio, v any, indent bool) error {
 	return err
 }
 
-// command is one chock subcommand.
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, args []string, io stdio) int
+// exitError ends a command with an exit code: every command's RunE
+// returns nil or an *exitError, and run turns it into the process's exit
+// code after report has printed what it says.
+//
+// err, when not nil, is what went wrong: report prints it on stderr on
+// one line, as "chock CMD: message" (errPrefix names the command), or as
+// it is when whole (a message that carries its own prefix: "chock: ..."
+// for input every command reads alike, a bare FILE:LINE:COL position).
+// A nil err means the command has already said what it had to (lint's
+// findings, a list of errors). usage adds the command's usage on stderr.
+type exitError struct {
+	code  int
+	err   error
+	whole bool
+	usage bool
 }
 
-func commands() map[string]command {
-	cs := []command{
-		{"zon", "zon json FILE|-: print a ZON document as JSON", runZON},
-		{"fmt", "fmt [-w] [--check] FILE...: lay ZON files out as zig fmt does", runFmt},
-		{"compile", "compile [--org FILE]... [-o OUT] [--format bundle|rego] [--signing-key FILE] [CONFIG]: build the OPA bundle", runCompile},
-		{"eval", "eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase P] [--json] [--exit-code] ACTION...: decide actions", runEval},
-		{"explain", "explain [--config FILE] [--org FILE]... [--bundle FILE] [--phase P] [--json] ACTION: why, and what would permit it", runExplain},
-		{"action", "action mcp-host SERVER URL | fetch URL | exec PATH: build an action name", runAction},
-		{"test", "test [--org FILE]... [--coverage] [CONFIG]: run the .expect policy tests", runTest},
-		{"reach", "reach [--org FILE]... [--write FILE | --check FILE] [CONFIG]: what the policy grants", runReach},
-		{"run", "run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] --script FILE: a session driven by a script of tool calls", runRun},
-		{"login", "login --tool-secret NAME: store a secret's value, read from standard input", runLogin},
-		{"logout", "logout --tool-secret NAME: remove a stored secret", runLogout},
-		{"mcp", "mcp tools SERVER [--config FILE] [--org FILE]... [--json]: start one MCP server under policy and list its tools with their decisions", runMCP},
-		{"sessions", "sessions list | sessions show ID [--json]: the session logs", runSessions},
-		{"lint", "lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]: check chock.zon", runLint},
+// Error is the message report prints, or the exit status when the
+// command has said everything already.
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
 	}
-	m := make(map[string]command, len(cs))
-	for _, c := range cs {
-		m[c.name] = c
-	}
-	return m
+	return e.err.Error()
 }
 
-func usage(w goio.Writer) {
-	fmt.Fprintln(w, "usage: chock COMMAND [ARGS]")
-	fmt.Fprintln(w, "\ncommands:")
-	cs := commands()
-	names := make([]string, 0, len(cs))
-	for n := range cs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %s\n", cs[n].summary)
-	}
+// Unwrap is what went wrong, for errors.Is and errors.As.
+func (e *exitError) Unwrap() error { return e.err }
+
+// failed is an error that ends the command with code, reported as
+// "chock CMD: err".
+func failed(code int, err error) error { return &exitError{code: code, err: err} }
+
+// failedf is failed with a formatted message.
+func failedf(code int, format string, args ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
 }
 
-// exitInternal is the exit code of a bug in chock itself.
-const exitInternal = 3
+// inputError is an error about input that every command reads alike (a
+// file that cannot be read, a policy that cannot be loaded), reported as
+// "chock: err" whichever command met it.
+func inputError(code int, err error) error {
+	return &exitError{code: code, err: fmt.Errorf("chock: %w", err), whole: true}
+}
 
-// run dispatches to a subcommand and returns the process exit code. A
+// lineError is an error reported as it is: a diagnostic that names its
+// own position ("FILE:LINE:COL: message").
+func lineError(code int, err error) error {
+	return &exitError{code: code, err: err, whole: true}
+}
+
+// reported ends the command with code, everything said already.
+func reported(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// usageError is a usage error that prints the command's usage.
+func usageError() error { return &exitError{code: exitUsage, usage: true} }
+
+// prefixAnnotation names, in a command's Annotations, the prefix of its
+// messages when it is not the command's path ("chock action" for every
+// action subcommand, as before they were subcommands).
+const prefixAnnotation = "chock:prefix"
+
+// errPrefix is how the messages of c begin.
+func errPrefix(c *cobra.Command) string {
+	if p := c.Annotations[prefixAnnotation]; p != "" {
+		return p
+	}
+	return c.CommandPath()
+}
+
+// report prints what err says on stderr and returns the exit code. An
+// error that is not an *exitError is cobra's own: a flag, an argument or
+// a command it could not take, a usage error.
+func report(io stdio, c *cobra.Command, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		ee = &exitError{code: exitUsage, err: err}
+	}
+	if ee.err != nil {
+		msg := oneLine(ee.err.Error())
+		if !ee.whole {
+			msg = errPrefix(c) + ": " + msg
+		}
+		fmt.Fprintln(io.err, msg)
+	}
+	if ee.usage {
+		writeUsage(io.err, c)
+	}
+	return ee.code
+}
+
+// run runs one chock command line and returns the process exit code. A
 // panic is a bug in chock: it is reported in one line, never as a crash.
-func run(ctx context.Context, args []string, io stdio) (code int) {
+func run(ctx context.Context, args []string, io stdio) int {
+	return runTree(ctx, newRootCmd, args, io)
+}
+
+// runTree is run with the command tree that build makes.
+func runTree(ctx context.Context, build func(stdio) *cobra.Command, args []string, io stdio) (code int) {
 	out, errw := safetext.NewWriter(io.out), safetext.NewWriter(io.err)
 	io.raw, io.out, io.err = io.out, out, errw
 	defer func() {
@@ -119,43 +177,188 @@ func run(ctx context.Context, args []string, io stdio) (code int) {
 			code = exitInternal
 		}
 	}()
-	if len(args) == 0 {
-		usage(io.err)
-		return exitUsage
+	root := build(io)
+	if args == nil {
+		args = []string{} // cobra reads os.Args for nil
 	}
-	switch args[0] {
-	case "help", "-h", "--help":
-		usage(io.out)
-		return exitOK
-	}
-	c, ok := commands()[args[0]]
-	if !ok {
-		fmt.Fprintf(io.err, "chock: unknown command %q\n", args[0])
-		usage(io.err)
-		return exitUnknown
-	}
-	return c.run(ctx, args[1:], io)
+	root.SetArgs(args)
+	c, err := root.ExecuteContextC(ctx)
+	return report(io, c, err)
 }
 
-// newFlags makes a flag set that reports errors instead of exiting.
-func newFlags(name string, io stdio) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("chock "+name, pflag.ContinueOnError)
-	fs.SetOutput(io.err)
-	fs.SortFlags = false
-	return fs
+// newRootCmd builds the command tree: chock and every command under it,
+// each writing to io.
+func newRootCmd(io stdio) *cobra.Command {
+	var showVersion bool
+	root := &cobra.Command{
+		Use:   "chock COMMAND [ARGS]",
+		Short: "the policy toolchain of the Chock agent harness",
+		Long: `chock reads a project's chock.zon, lints and compiles it into an OPA
+bundle, explains its decisions and runs agent sessions under it.
+
+Exit codes: 0 success; 1 the input is wrong or a check failed; 2 a usage
+error or unreadable input; 3 a bug in chock; 128+n when signal n stopped
+it (130 SIGINT, 143 SIGTERM, 129 SIGHUP).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if showVersion {
+				if len(args) > 0 {
+					return usageError()
+				}
+				return writeVersion(io)
+			}
+			if len(args) == 0 {
+				return usageError()
+			}
+			return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", args[0]), usage: true}
+		},
+		SilenceErrors:         true,
+		SilenceUsage:          true,
+		DisableFlagsInUseLine: true,
+		DisableAutoGenTag:     true,
+		CompletionOptions:     cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.Flags().BoolVar(&showVersion, "version", false, "print chock's version, as chock version does")
+	root.SetIn(io.in)
+	root.SetOut(io.out)
+	root.SetErr(io.err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", c.CommandPath(), err), whole: true}
+	})
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(io.out, c) })
+	root.SetUsageFunc(func(c *cobra.Command) error {
+		writeUsage(io.err, c)
+		return nil
+	})
+	root.SetHelpCommand(newHelpCmd())
+	root.AddCommand(
+		newZONCmd(io),
+		newFmtCmd(io),
+		newLintCmd(io),
+		newCompileCmd(io),
+		newEvalCmd(io),
+		newExplainCmd(io),
+		newActionCmd(io),
+		newTestCmd(io),
+		newReachCmd(io),
+		newRunCmd(io),
+		newLoginCmd(io),
+		newLogoutCmd(io),
+		newMCPCmd(io),
+		newSessionsCmd(io),
+		newVersionCmd(io),
+		newCompletionCmd(io),
+		newManCmd(),
+	)
+	visit(root, func(c *cobra.Command) {
+		c.DisableFlagsInUseLine = true
+		c.Flags().SortFlags = false
+		// pflag's warnings (a deprecated flag) go to stderr, not to
+		// cobra's output, which is stdout.
+		c.Flags().SetOutput(io.err)
+	})
+	return root
 }
 
-// parseFlags parses args; it returns false and the exit code to use when
-// parsing stopped (bad flags, or --help).
-func parseFlags(fs *pflag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, false
+// visit calls f on c and every command under it.
+func visit(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, sub := range c.Commands() {
+		visit(sub, f)
+	}
+}
+
+// newGroupCmd is a command that holds subcommands and does nothing of its
+// own: without one it prints its usage (exit 2), and `chock GROUP help`
+// its help.
+func newGroupCmd(io stdio, use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usageError()
+			case len(args) == 1 && args[0] == "help":
+				writeHelp(io.out, cmd)
+				return nil
+			}
+			return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", args[0]), usage: true}
+		},
+	}
+	c.AddCommand(subs...)
+	return c
+}
+
+// Argument checks: a wrong number of arguments prints the command's usage
+// and exits 2.
+
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) != 0 {
+		return usageError()
+	}
+	return nil
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError()
 		}
-		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-		return exitUsage, false
+		return nil
 	}
-	return 0, true
+}
+
+func minArgs(n int) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageError()
+		}
+		return nil
+	}
+}
+
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usageError()
+		}
+		return nil
+	}
+}
+
+// defaultConfig is the project's policy file a command reads unless told.
+const defaultConfig = "chock.zon"
+
+// addConfigFlag adds --config FILE, the project's chock.zon.
+func addConfigFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "config", defaultConfig, "read the project's policy from `FILE`")
+}
+
+// configFiles are the configs a command that also takes them as
+// arguments reads: the arguments, else --config (chock.zon by default).
+// --config and arguments that name other files are a usage error; naming
+// the same file twice is one config.
+func configFiles(cmd *cobra.Command, config string, args []string) ([]string, error) {
+	if len(args) == 0 {
+		return []string{config}, nil
+	}
+	if !cmd.Flags().Changed("config") {
+		return args, nil
+	}
+	if len(args) == 1 && filepath.Clean(args[0]) == filepath.Clean(config) {
+		return []string{config}, nil
+	}
+	what := "the argument"
+	if len(args) > 1 {
+		what = "the arguments"
+	}
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = displayName(a)
+	}
+	return nil, failedf(exitUsage, "--config %s and %s %s name different configs; give one", displayName(config), what, strings.Join(names, " "))
 }
 
 // readInput reads a named file, or standard input for "-". A regular

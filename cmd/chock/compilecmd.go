@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	goio "io"
@@ -12,6 +11,7 @@ import (
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safefile"
 	"github.com/chockhq/chock/internal/safetext"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -23,21 +23,23 @@ type keyFlags struct {
 	skipVerify                           bool
 }
 
+// addSigning adds the flags of a command that signs.
 func (k *keyFlags) addSigning(fs *pflag.FlagSet) {
-	fs.StringVar(&k.signingKey, "signing-key", "", "sign the bundle with this key file (PEM private key, or an HMAC secret)")
-	fs.StringVar(&k.signingAlg, "signing-alg", "RS256", "signing and verification algorithm (RS256, PS256, ES256, HS256, ...)")
-	fs.StringVar(&k.signingKeyID, "signing-key-id", compile.DefaultKeyID, "key id recorded in the signature")
+	fs.StringVar(&k.signingKey, "signing-key", "", "sign the bundle with the key in `FILE` (PEM private key, or an HMAC secret)")
+	fs.StringVar(&k.signingAlg, "signing-alg", "RS256", "the signing and verification algorithm `ALG` (RS256, PS256, ES256, HS256, ...)")
+	fs.StringVar(&k.signingKeyID, "signing-key-id", compile.DefaultKeyID, "the key `ID` recorded in the signature")
 }
 
+// addVerification adds the flags of a command that reads signed bundles.
 func (k *keyFlags) addVerification(fs *pflag.FlagSet) {
-	fs.StringVar(&k.verificationKey, "verification-key", "", "require every --org to be an org bundle signed by this key (PEM public key, or an HMAC secret)")
-	fs.StringVar(&k.verificationKeyID, "verification-key-id", compile.DefaultKeyID, "key id of --verification-key")
+	fs.StringVar(&k.verificationKey, "verification-key", "", "require every --org to be an org bundle signed by the key in `FILE` (PEM public key, or an HMAC secret)")
+	fs.StringVar(&k.verificationKeyID, "verification-key-id", compile.DefaultKeyID, "the key `ID` of --verification-key")
 	fs.BoolVar(&k.skipVerify, "skip-verify", false, "read a signed bundle without checking its signature (without it, a signed bundle needs --verification-key)")
 }
 
 // addAlg adds --signing-alg for a command that only verifies.
 func (k *keyFlags) addAlg(fs *pflag.FlagSet) {
-	fs.StringVar(&k.signingAlg, "signing-alg", "RS256", "algorithm of --verification-key")
+	fs.StringVar(&k.signingAlg, "signing-alg", "RS256", "the algorithm `ALG` of --verification-key")
 }
 
 // readOptions are how the command reads bundles: checked against
@@ -84,118 +86,138 @@ func isChockBundle(r goio.Reader) bool {
 	return err == nil || errors.As(err, &fe)
 }
 
-// runCompile implements `chock compile`.
-func runCompile(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("compile", io)
-	orgs := fs.StringArray("org", nil, "an org ceiling: an org source (org.zon) or an org bundle; repeatable")
-	out := fs.StringP("output", "o", "", "where to write: a .tar.gz bundle (default bundle.tar.gz, - for stdout) or, with --format rego, a folder (default rego)")
-	format := fs.String("format", "bundle", "bundle (an OPA .tar.gz bundle) or rego (modules and data in a folder, for review)")
-	orgOnly := fs.Bool("org-only", false, "compile one org source (the argument) into an org bundle for --org")
-	var keys keyFlags
+// newCompileCmd is `chock compile`.
+func newCompileCmd(io stdio) *cobra.Command {
+	var (
+		config, out, kind string
+		orgs              []string
+		orgOnly           bool
+		keys              keyFlags
+	)
+	c := &cobra.Command{
+		Use:   "compile [--org FILE]... [-o OUT] [--kind bundle|rego] [--signing-key FILE [--signing-alg ALG]] [--verification-key FILE] [--config FILE | CONFIG]",
+		Short: "build the OPA bundle",
+		Long: `compile lints, then compiles the project's chock.zon (--config, or the
+argument) and its org ceilings into a standard OPA bundle (bundle.tar.gz),
+or with --kind rego into a folder of modules and data for review. The same
+input writes the same bytes; a file with lint errors writes nothing.
+
+--org takes an org source or an org bundle, which
+
+    chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon
+
+compiles from one org source. --signing-key signs with OPA's
+.signatures.json; --verification-key makes every --org a signed org
+bundle.
+
+--format is the old name of --kind, and still works.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// The name the artifact kind was given by, for messages.
+			kindFlag := "--kind"
+			if cmd.Flags().Changed("format") {
+				if cmd.Flags().Changed("kind") {
+					return failedf(exitUsage, "--format is the old name of --kind; give one")
+				}
+				kindFlag = "--format"
+			}
+			if kind != "bundle" && kind != "rego" {
+				return failedf(exitUsage, "unknown %s %q (want bundle or rego)", kindFlag, kind)
+			}
+			if orgOnly && (len(orgs) > 0 || len(args) != 1) {
+				return failedf(exitUsage, "--org-only takes exactly one org source and no --org")
+			}
+			if orgOnly && cmd.Flags().Changed("config") {
+				return failedf(exitUsage, "--org-only compiles the org source given as its argument; --config names a project's chock.zon")
+			}
+			if kind == "rego" && keys.signingKey != "" {
+				return failedf(exitUsage, "--signing-key signs bundles; %s rego writes an unsigned folder", kindFlag)
+			}
+			sign, err := readKey(keys.signingKey, keys.signingAlg, keys.signingKeyID, "signing key")
+			if err != nil {
+				return failed(exitUsage, err)
+			}
+			ro, err := keys.readOptions()
+			if err != nil {
+				return failed(exitUsage, err)
+			}
+
+			var l *load.Loaded
+			if orgOnly {
+				l, err = loadSources(nil, args, compile.ReadOptions{}, io)
+			} else {
+				files, ferr := configFiles(cmd, config, args)
+				if ferr != nil {
+					return ferr
+				}
+				l, err = loadSources(files, orgs, ro, io)
+			}
+			if err != nil {
+				return err
+			}
+			// A file with lint errors does not compile, and nothing is written.
+			if err := refuseErrors(l.Lint(), l.Sources, io, "compile"); err != nil {
+				return err
+			}
+			in := compile.Input{Orgs: l.Orgs}
+			if !orgOnly {
+				in.Config = l.Configs[0]
+			}
+			res, err := compile.Compile(in)
+			if err != nil {
+				return failed(exitFailed, err)
+			}
+			dest := out
+			if kind == "rego" {
+				if dest == "" {
+					dest = "rego"
+				}
+				if err := io.aborts.critical(func() error { return res.WriteRego(dest) }); err != nil {
+					return failed(exitFailed, err)
+				}
+				fmt.Fprintf(io.err, "wrote %s/ (revision %s)\n", safetext.Line(dest), res.Revision[:16])
+				return nil
+			}
+			if dest == "" {
+				dest = "bundle.tar.gz"
+			}
+			var buf bytes.Buffer
+			if err := res.WriteBundle(&buf, sign); err != nil {
+				return failed(exitFailed, err)
+			}
+			if dest == "-" {
+				if _, err := stdoutFile(io).Write(buf.Bytes()); err != nil {
+					return failed(exitFailed, err)
+				}
+				return nil
+			}
+			err = safefile.Check(dest, isChockBundle, "a bundle chock compiled")
+			if err == nil {
+				err = io.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
+			}
+			if err != nil {
+				return failed(exitFailed, err)
+			}
+			signed := ""
+			if sign != nil {
+				signed = ", signed"
+			}
+			fmt.Fprintf(io.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
+			return nil
+		},
+	}
+	fs := c.Flags()
+	addConfigFlag(fs, &config)
+	fs.StringArrayVar(&orgs, "org", nil, "add the org ceiling in `FILE`: an org source (org.zon) or an org bundle; repeatable")
+	fs.StringVarP(&out, "output", "o", "", "where to write, `OUT`: a .tar.gz bundle (default bundle.tar.gz, - for stdout) or, with --kind rego, a folder (default rego)")
+	fs.StringVar(&kind, "kind", "bundle", "the artifact to build, `KIND`: bundle (an OPA .tar.gz bundle) or rego (modules and data in a folder, for review)")
+	// --format was compile's name for --kind; lint's --format is its
+	// output format.
+	fs.StringVar(&kind, "format", "bundle", "the old name of --kind")
+	fs.MarkDeprecated("format", "use --kind (--format is lint's output format)")
+	fs.BoolVar(&orgOnly, "org-only", false, "compile one org source (the argument) into an org bundle for --org")
 	keys.addSigning(fs)
 	keys.addVerification(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "usage: chock compile [--org FILE]... [-o OUT] [--format bundle|rego] [--signing-key FILE] [--verification-key FILE] [CONFIG]")
-		fmt.Fprintln(io.err, "       chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if *format != "bundle" && *format != "rego" {
-		fmt.Fprintf(io.err, "chock compile: unknown --format %q (want bundle or rego)\n", *format)
-		return exitUsage
-	}
-	if fs.NArg() > 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	if *orgOnly && (len(*orgs) > 0 || fs.NArg() != 1) {
-		fmt.Fprintln(io.err, "chock compile: --org-only takes exactly one org source and no --org")
-		return exitUsage
-	}
-	if *format == "rego" && keys.signingKey != "" {
-		fmt.Fprintln(io.err, "chock compile: --signing-key signs bundles; --format rego writes an unsigned folder")
-		return exitUsage
-	}
-	sign, err := readKey(keys.signingKey, keys.signingAlg, keys.signingKeyID, "signing key")
-	if err != nil {
-		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
-		return exitUsage
-	}
-	ro, err := keys.readOptions()
-	if err != nil {
-		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
-		return exitUsage
-	}
-
-	var l *load.Loaded
-	var code int
-	var ok bool
-	if *orgOnly {
-		l, code, ok = loadSources(nil, fs.Args(), compile.ReadOptions{}, io)
-	} else {
-		config := "chock.zon"
-		if fs.NArg() == 1 {
-			config = fs.Arg(0)
-		}
-		l, code, ok = loadSources([]string{config}, *orgs, ro, io)
-	}
-	if !ok {
-		return code
-	}
-	// A file with lint errors does not compile, and nothing is written.
-	if refuseErrors(l.Lint(), l.Sources, io, "compile") {
-		return exitFailed
-	}
-	in := compile.Input{Orgs: l.Orgs}
-	if !*orgOnly {
-		in.Config = l.Configs[0]
-	}
-	res, err := compile.Compile(in)
-	if err != nil {
-		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	dest := *out
-	if *format == "rego" {
-		if dest == "" {
-			dest = "rego"
-		}
-		if err := io.aborts.critical(func() error { return res.WriteRego(dest) }); err != nil {
-			fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
-			return exitFailed
-		}
-		fmt.Fprintf(io.err, "wrote %s/ (revision %s)\n", safetext.Line(dest), res.Revision[:16])
-		return exitOK
-	}
-	if dest == "" {
-		dest = "bundle.tar.gz"
-	}
-	var buf bytes.Buffer
-	if err := res.WriteBundle(&buf, sign); err != nil {
-		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	if dest == "-" {
-		if _, err := stdoutFile(io).Write(buf.Bytes()); err != nil {
-			fmt.Fprintf(io.err, "chock compile: %v\n", err)
-			return exitFailed
-		}
-		return exitOK
-	}
-	err = safefile.Check(dest, isChockBundle, "a bundle chock compiled")
-	if err == nil {
-		err = io.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
-	}
-	if err != nil {
-		fmt.Fprintf(io.err, "chock compile: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	signed := ""
-	if sign != nil {
-		signed = ", signed"
-	}
-	fmt.Fprintf(io.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
-	return exitOK
+	c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]cobra.Completion{"bundle", "rego"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safetext"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -29,58 +30,57 @@ type policyFlags struct {
 	keys   keyFlags
 }
 
+// add adds --config, --org, --bundle and the verification flags.
 func (p *policyFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&p.config, "config", "chock.zon", "the project's chock.zon")
-	fs.StringArrayVar(&p.orgs, "org", nil, "an org ceiling: an org source (org.zon) or an org bundle; repeatable")
-	fs.StringVar(&p.bundle, "bundle", "", "decide with this compiled bundle instead of --config and --org")
+	addConfigFlag(fs, &p.config)
+	p.addOrgs(fs)
+	fs.StringVar(&p.bundle, "bundle", "", "decide with the compiled bundle in `FILE` instead of --config and --org")
 	p.keys.addAlg(fs)
 	p.keys.addVerification(fs)
 }
 
-// load builds the policy. It returns false, having reported why, when the
-// policy cannot be had; code is then the exit code.
-func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, int, bool) {
+// addOrgs adds --org.
+func (p *policyFlags) addOrgs(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&p.orgs, "org", nil, "add the org ceiling in `FILE`: an org source (org.zon) or an org bundle; repeatable")
+}
+
+// load builds the policy, or returns the error that ends the command.
+func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) {
 	ro, err := p.keys.readOptions()
 	if err != nil {
-		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-		return nil, exitUsage, false
+		return nil, inputError(exitUsage, err)
 	}
 	if p.bundle != "" {
 		if len(p.orgs) > 0 {
-			fmt.Fprintln(io.err, "chock: --bundle already holds its org ceilings; give --bundle or --org, not both")
-			return nil, exitUsage, false
+			return nil, inputError(exitUsage, errors.New("--bundle already holds its org ceilings; give --bundle or --org, not both"))
 		}
 		raw, err := readInput(p.bundle, io)
 		if err != nil {
-			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-			return nil, exitUsage, false
+			return nil, inputError(exitUsage, err)
 		}
 		pol, err := load.FromBundle(ctx, displayName(p.bundle), raw, ro)
 		if err != nil {
-			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-			return nil, exitFailed, false
+			return nil, inputError(exitFailed, err)
 		}
 		pol.Sources = bundleSources(pol.Engine.Meta())
-		return pol, exitOK, true
+		return pol, nil
 	}
-	configs, ok := readSources([]string{p.config}, io)
-	if !ok {
-		return nil, exitUsage, false
+	configs, err := readSources([]string{p.config}, io)
+	if err != nil {
+		return nil, err
 	}
-	orgs, ok := readSources(p.orgs, io)
-	if !ok {
-		return nil, exitUsage, false
+	orgs, err := readSources(p.orgs, io)
+	if err != nil {
+		return nil, err
 	}
 	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
 	if errors.Is(err, load.ErrLint) || errors.Is(err, load.ErrInvalid) {
-		refuseErrors(ds, sourcesOf(configs, orgs), io, "policy")
-		return nil, exitFailed, false
+		return nil, refuseErrors(ds, sourcesOf(configs, orgs), io, "policy")
 	}
 	if err != nil {
-		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-		return nil, exitFailed, false
+		return nil, inputError(exitFailed, err)
 	}
-	return pol, exitOK, true
+	return pol, nil
 }
 
 // sourcesOf maps the sources by name, for excerpts.
@@ -96,11 +96,10 @@ func sourcesOf(lists ...[]load.Source) diag.Sources {
 
 // checkActions checks the actions named on the command line as actions:
 // a malformed one is a usage error that names it and says why.
-func checkActions(name string, actions []string, io stdio) bool {
+func checkActions(cmd *cobra.Command, actions []string, io stdio) error {
 	for _, a := range actions {
 		if a == "-" {
-			fmt.Fprintf(io.err, "chock %s: \"-\" is not an action; name the actions as arguments\n", name)
-			return false
+			return failedf(exitUsage, "\"-\" is not an action; name the actions as arguments")
 		}
 		if _, err := action.ParseAction(a); err != nil {
 			var pe *action.PatternError
@@ -108,14 +107,14 @@ func checkActions(name string, actions []string, io stdio) bool {
 			if errors.As(err, &pe) {
 				at = fmt.Sprintf(" at byte %d", pe.Offset+1)
 			}
-			fmt.Fprintf(io.err, "chock %s: %s is not an action: %s%s\n", name, safetext.Line(strconv.Quote(a)), err, at)
+			fmt.Fprintf(io.err, "%s: %s is not an action: %s%s\n", errPrefix(cmd), safetext.Line(strconv.Quote(a)), err, at)
 			if pe != nil && pe.Hint != "" {
 				fmt.Fprintf(io.err, "    hint: %s\n", pe.Hint)
 			}
-			return false
+			return reported(exitUsage)
 		}
 	}
-	return true
+	return nil
 }
 
 // bundleSources reads the source files a bundle names, for excerpts:
@@ -155,12 +154,19 @@ func linkedDir(name string) bool {
 	return false
 }
 
-func parsePhase(s string, io stdio) (config.Phase, bool) {
+// parsePhase reads --phase.
+func parsePhase(s string) (config.Phase, error) {
 	ph, ok := config.ParsePhase(s)
 	if !ok {
-		fmt.Fprintf(io.err, "chock: unknown --phase %q (want start or loop)\n", s)
+		return ph, inputError(exitUsage, fmt.Errorf("unknown --phase %q (want start or loop)", s))
 	}
-	return ph, ok
+	return ph, nil
+}
+
+// addPhaseFlag adds --phase.
+func addPhaseFlag(c *cobra.Command, p *string) {
+	c.Flags().StringVar(p, "phase", "loop", "decide at `PHASE`: start or loop")
+	c.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]cobra.Completion{"start", "loop"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // evalLine is the one-line form of a decision:
@@ -180,91 +186,61 @@ func evalLine(d *eval.Decision) string {
 	return fmt.Sprintf("%s %s %s  %s %s %s", d.Action, d.Phase, d.Decision, l.Spelling(), rule, pos)
 }
 
-// runEval implements `chock eval`.
-func runEval(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("eval", io)
-	var pf policyFlags
-	pf.add(fs)
-	phase := fs.String("phase", "loop", "the phase to decide at: start or loop")
-	asJSON := fs.Bool("json", false, "print each decision object as one line of JSON")
-	exitCode := fs.Bool("exit-code", false, "exit 1 if any action is not allowed")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "usage: chock eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] [--exit-code] ACTION...")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitUsage
-	}
-	ph, ok := parsePhase(*phase, io)
-	if !ok || !checkActions("eval", fs.Args(), io) {
-		return exitUsage
-	}
-	p, code, ok := pf.load(ctx, io)
-	if !ok {
-		return code
-	}
-	refused := false
-	for _, a := range fs.Args() {
-		d, err := p.Engine.Decide(ctx, a, ph)
-		if err != nil {
-			fmt.Fprintf(io.err, "chock eval: %s\n", oneLine(err.Error()))
-			return exitFailed
-		}
-		if d.Decision != config.Allow {
-			refused = true
-		}
-		if *asJSON {
-			writeJSON(io, d, false)
-		} else {
-			fmt.Fprintln(io.out, evalLine(d))
-		}
-	}
-	if *exitCode && refused {
-		return exitFailed
-	}
-	return exitOK
-}
+// newEvalCmd is `chock eval`.
+func newEvalCmd(io stdio) *cobra.Command {
+	var (
+		pf               policyFlags
+		phase            string
+		asJSON, exitCode bool
+	)
+	c := &cobra.Command{
+		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] [--exit-code] ACTION...",
+		Short: "decide actions",
+		Long: `eval decides each ACTION under the policy (--config and --org, or a
+compiled --bundle) and prints one line per action,
 
-// runExplain implements `chock explain ACTION`.
-func runExplain(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("explain", io)
-	var pf policyFlags
-	pf.add(fs)
-	phase := fs.String("phase", "loop", "the phase to decide at: start or loop")
-	asJSON := fs.Bool("json", false, "print the explanation as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "usage: chock explain [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] ACTION")
-		fs.PrintDefaults()
+    ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
+
+or with --json the decision objects, one a line. A malformed action is a
+usage error (exit 2); with --exit-code, an action not allowed is exit 1.`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ph, err := parsePhase(phase)
+			if err != nil {
+				return err
+			}
+			if err := checkActions(cmd, args, io); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			p, err := pf.load(ctx, io)
+			if err != nil {
+				return err
+			}
+			refused := false
+			for _, a := range args {
+				d, err := p.Engine.Decide(ctx, a, ph)
+				if err != nil {
+					return failed(exitFailed, err)
+				}
+				if d.Decision != config.Allow {
+					refused = true
+				}
+				if asJSON {
+					writeJSON(io, d, false)
+				} else {
+					fmt.Fprintln(io.out, evalLine(d))
+				}
+			}
+			if exitCode && refused {
+				return reported(exitFailed)
+			}
+			return nil
+		},
 	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	ph, ok := parsePhase(*phase, io)
-	if !ok || !checkActions("explain", fs.Args(), io) {
-		return exitUsage
-	}
-	p, code, ok := pf.load(ctx, io)
-	if !ok {
-		return code
-	}
-	d, err := p.Engine.Decide(ctx, fs.Arg(0), ph)
-	if err != nil {
-		fmt.Fprintf(io.err, "chock explain: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	x := eval.Explain(d, p.Config)
-	if *asJSON {
-		writeJSON(io, x, true)
-		return exitOK
-	}
-	x.WriteText(io.out, p.Sources)
-	return exitOK
+	pf.add(c.Flags())
+	addPhaseFlag(c, &phase)
+	c.Flags().BoolVar(&asJSON, "json", false, "print each decision object as one line of JSON")
+	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 if any action is not allowed")
+	return c
 }

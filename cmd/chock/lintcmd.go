@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -10,114 +9,129 @@ import (
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safetext"
+	"github.com/spf13/cobra"
 )
 
 // readSources reads the named files for load.Read; a file that cannot be
-// read is reported, and false returned (exit 2).
-func readSources(names []string, io stdio) ([]load.Source, bool) {
+// read is an input error (exit 2).
+func readSources(names []string, io stdio) ([]load.Source, error) {
 	var out []load.Source
 	for _, name := range names {
 		src, err := readInput(name, io)
 		if err != nil {
-			fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-			return nil, false
+			return nil, inputError(exitUsage, err)
 		}
 		out = append(out, load.Source{Name: displayName(name), Data: src})
 	}
-	return out, true
+	return out, nil
 }
 
 // loadSources reads the project configs and the orgs (org sources, or org
-// bundles read as ro says). It returns false, having reported why, when a
-// file cannot be read (exit 2) or an org is refused (exit 1).
-func loadSources(files, orgFiles []string, ro compile.ReadOptions, io stdio) (*load.Loaded, int, bool) {
-	configs, ok := readSources(files, io)
-	if !ok {
-		return nil, exitUsage, false
+// bundles read as ro says). A file that cannot be read is exit 2, an org
+// refused exit 1.
+func loadSources(files, orgFiles []string, ro compile.ReadOptions, io stdio) (*load.Loaded, error) {
+	configs, err := readSources(files, io)
+	if err != nil {
+		return nil, err
 	}
-	orgs, ok := readSources(orgFiles, io)
-	if !ok {
-		return nil, exitUsage, false
+	orgs, err := readSources(orgFiles, io)
+	if err != nil {
+		return nil, err
 	}
 	l, err := load.Read(load.Input{Configs: configs, Orgs: orgs, Read: ro})
 	if err != nil {
-		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-		return nil, exitFailed, false
+		return nil, inputError(exitFailed, err)
 	}
-	return l, exitOK, true
+	return l, nil
 }
 
-// refuseErrors reports lint errors on stderr and returns true when there
-// are any: a policy with errors is not compiled, nor anything written.
-func refuseErrors(ds diag.List, src diag.Sources, io stdio, what string) bool {
+// refuseErrors reports lint errors on stderr and, when there are any,
+// returns the error that ends the command (exit 1): a policy with errors
+// is not compiled, nor anything written.
+func refuseErrors(ds diag.List, src diag.Sources, io stdio, what string) error {
 	errs := load.Errors(ds)
 	if len(errs) == 0 {
-		return false
+		return nil
 	}
 	diag.WriteText(io.err, errs, src)
 	fmt.Fprintf(io.err, "chock %s: %d errors; nothing written (chock lint shows every finding)\n", what, len(errs))
-	return true
+	return reported(exitFailed)
 }
 
-// runLint implements `chock lint [--org FILE]... [--format F] [--strict] [FILE...]`.
-func runLint(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("lint", io)
-	orgs := fs.StringArray("org", nil, "an org bundle source (org.zon) whose ceiling applies; repeatable")
-	format := fs.String("format", "text", "output format: text, json, sarif or github")
-	strict := fs.Bool("strict", false, "exit 1 on warnings too")
-	var keys keyFlags
+// newLintCmd is `chock lint`.
+func newLintCmd(io stdio) *cobra.Command {
+	var (
+		config string
+		orgs   []string
+		format string
+		strict bool
+		keys   keyFlags
+	)
+	c := &cobra.Command{
+		Use:   "lint [--org FILE]... [--verification-key FILE | --skip-verify] [--format text|json|sarif|github] [--strict] [--config FILE | FILE...]",
+		Short: "check chock.zon and report every finding",
+		Long: `lint checks the project's chock.zon (--config, or the files given; - reads
+standard input) and the org bundle sources given with --org, and reports
+every mistake it finds with a position, a stable code and a hint. text
+shows the source line with a caret; json is {"diagnostics":[...]}; sarif
+is SARIF 2.1.0 for code scanning; github prints workflow annotations.
+
+Exit 0 when clean or only warnings, 1 on errors (or on warnings with
+--strict), 2 on usage errors or unreadable files. The catalog of checks is
+docs/lint.md.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch format {
+			case "text", "json", "sarif", "github":
+			default:
+				return failedf(exitUsage, "unknown --format %q (want text, json, sarif or github)", format)
+			}
+			files, err := configFiles(cmd, config, args)
+			if err != nil {
+				return err
+			}
+			ro, err := keys.readOptions()
+			if err != nil {
+				return failed(exitUsage, err)
+			}
+			l, err := loadSources(files, orgs, ro, io)
+			if err != nil {
+				return err
+			}
+			all := l.Lint()
+			switch format {
+			case "text":
+				err = diag.WriteText(io.out, all, l.Sources)
+				if len(all) > 0 {
+					fmt.Fprintf(io.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
+				}
+			case "json":
+				jw := safetext.NewJSONWriter(io.raw)
+				err = errors.Join(diag.WriteJSON(jw, all), jw.Flush())
+			case "sarif":
+				jw := safetext.NewJSONWriter(io.raw)
+				err = errors.Join(diag.WriteSARIF(jw, all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules()), jw.Flush())
+			case "github":
+				err = diag.WriteGitHub(io.out, all)
+			}
+			if err != nil {
+				return failed(exitFailed, err)
+			}
+			if all.HasErrors() || (strict && all.Count(diag.Warning) > 0) {
+				return reported(exitFailed)
+			}
+			return nil
+		},
+	}
+	fs := c.Flags()
+	addConfigFlag(fs, &config)
+	fs.StringArrayVar(&orgs, "org", nil, "add the org bundle source (org.zon) or org bundle in `FILE`, whose ceiling applies; repeatable")
+	fs.StringVar(&format, "format", "text", "the output `FORMAT`: text, json, sarif or github")
+	fs.BoolVar(&strict, "strict", false, "exit 1 on warnings too")
 	keys.addAlg(fs)
 	keys.addVerification(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "usage: chock lint [--org FILE]... [--format text|json|sarif|github] [--strict] [FILE...]")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	switch *format {
-	case "text", "json", "sarif", "github":
-	default:
-		fmt.Fprintf(io.err, "chock lint: unknown --format %q (want text, json, sarif or github)\n", *format)
-		return exitUsage
-	}
-	files := fs.Args()
-	if len(files) == 0 {
-		files = []string{"chock.zon"}
-	}
-	ro, err := keys.readOptions()
-	if err != nil {
-		fmt.Fprintf(io.err, "chock lint: %s\n", oneLine(err.Error()))
-		return exitUsage
-	}
-	l, code, ok := loadSources(files, *orgs, ro, io)
-	if !ok {
-		return code
-	}
-	all := l.Lint()
-	switch *format {
-	case "text":
-		err = diag.WriteText(io.out, all, l.Sources)
-		if len(all) > 0 {
-			fmt.Fprintf(io.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
-		}
-	case "json":
-		jw := safetext.NewJSONWriter(io.raw)
-		err = errors.Join(diag.WriteJSON(jw, all), jw.Flush())
-	case "sarif":
-		jw := safetext.NewJSONWriter(io.raw)
-		err = errors.Join(diag.WriteSARIF(jw, all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules()), jw.Flush())
-	case "github":
-		err = diag.WriteGitHub(io.out, all)
-	}
-	if err != nil {
-		fmt.Fprintf(io.err, "chock lint: %v\n", err)
-		return exitFailed
-	}
-	if all.HasErrors() || (*strict && all.Count(diag.Warning) > 0) {
-		return exitFailed
-	}
-	return exitOK
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"text", "json", "sarif", "github"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
 }
 
 func sarifRules() []diag.Rule {

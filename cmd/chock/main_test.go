@@ -8,10 +8,13 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,6 +50,7 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":  exitcode,
 			"genkey":    genkey,
 			"keyring":   keyringCmd,
 			"mkfifo":    mkfifo,
@@ -55,6 +59,27 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: keyringCondition,
 	})
+}
+
+// exitcode N PROG [ARG...] runs PROG as exec does and checks that it
+// exits with status N; stdout and stderr are kept for the commands after.
+func exitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }
 
 // genkey PRIV PUB writes a fresh RSA key pair as PEM files.

@@ -1,67 +1,66 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/chockhq/chock/internal/safetext"
+	"github.com/spf13/cobra"
 )
 
-// runMCP implements `chock mcp tools SERVER`: it starts one server under
+// newMCPCmd is `chock mcp tools SERVER`: it starts one server under
 // policy, as a session would, and lists the tools it declares with what the
 // policy says of calling each. Looking grants nothing.
-func runMCP(ctx context.Context, args []string, io stdio) int {
-	usage := "usage: chock mcp tools SERVER [--config FILE] [--org FILE]... [--bundle FILE] [--json]"
-	if len(args) == 0 || args[0] != "tools" {
-		fmt.Fprintln(io.err, usage)
-		return exitUsage
+func newMCPCmd(io stdio) *cobra.Command {
+	var (
+		sf     sessionFlags
+		asJSON bool
+	)
+	tools := &cobra.Command{
+		Use:   "tools [--config FILE] [--org FILE]... [--bundle FILE] [--json] SERVER",
+		Short: "start one MCP server under policy and list its tools with their decisions",
+		Long: `tools starts the MCP server SERVER under start-phase policy, as a session
+would, and lists the tools it declares, each with its action, its decision
+and the deciding rule. Looking grants nothing: a host rule alone gets this
+list, a tool rule is needed to call. Exit 1 when the server is left out,
+with why.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			name := args[0]
+			s, _, err := sf.open(ctx, io)
+			if err != nil {
+				return err
+			}
+			sts, err := s.StartServers(ctx, name)
+			if cerr := s.End(endReason(ctx, "done")); err == nil && cerr != nil {
+				err = cerr
+			}
+			if err != nil {
+				return failed(exitFailed, err)
+			}
+			st := sts[0]
+			if asJSON {
+				writeJSON(io, st, true)
+			} else if st.Started {
+				fmt.Fprintf(io.err, "session %s\n", s.ID)
+				printServer(io.err, st)
+				tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+				for _, t := range st.Tools {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(t.Action), t.Decision, t.Rule, safetext.Line(t.Description))
+				}
+				tw.Flush()
+			}
+			if !st.Started {
+				if !asJSON {
+					printServer(io.err, st)
+				}
+				return reported(exitFailed)
+			}
+			return nil
+		},
 	}
-	fs := newFlags("mcp tools", io)
-	var sf sessionFlags
-	sf.add(fs)
-	asJSON := fs.Bool("json", false, "print the server's status and tools as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, usage)
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args[1:]); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	name := fs.Arg(0)
-	s, _, code, ok := sf.open(ctx, "mcp tools", io)
-	if !ok {
-		return code
-	}
-	sts, err := s.StartServers(ctx, name)
-	if cerr := s.End(endReason(ctx, "done")); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		fmt.Fprintf(io.err, "chock mcp tools: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	st := sts[0]
-	if *asJSON {
-		writeJSON(io, st, true)
-	} else if st.Started {
-		fmt.Fprintf(io.err, "session %s\n", s.ID)
-		printServer(io.err, st)
-		tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-		for _, t := range st.Tools {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(t.Action), t.Decision, t.Rule, safetext.Line(t.Description))
-		}
-		tw.Flush()
-	}
-	if !st.Started {
-		if !*asJSON {
-			printServer(io.err, st)
-		}
-		return exitFailed
-	}
-	return exitOK
+	sf.add(tools.Flags())
+	tools.Flags().BoolVar(&asJSON, "json", false, "print the server's status and tools as JSON")
+	return newGroupCmd(io, "mcp COMMAND", "MCP servers under policy", tools)
 }

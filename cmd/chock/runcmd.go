@@ -3,16 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/chockhq/chock/compile/action"
-	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safetext"
@@ -20,239 +16,9 @@ import (
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/driver"
 	"github.com/chockhq/chock/runtime/mcpconn"
-	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 )
-
-// storeFor opens the credential store a chock.zon names; a missing file
-// means the default store.
-func storeFor(configFile string, io stdio) (credstore.Store, bool) {
-	kind := config.StoreFile
-	if src, err := os.ReadFile(configFile); err == nil {
-		c, ds := config.Load(configFile, src)
-		if ds.HasErrors() {
-			diag.WriteText(io.err, ds, diag.Sources{configFile: src})
-			return nil, false
-		}
-		kind = c.Credentials.Store.Value
-	} else if !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-		return nil, false
-	}
-	st, err := credstore.Open(kind, credstore.Options{})
-	if err != nil {
-		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-		return nil, false
-	}
-	return st, true
-}
-
-// isTerminal reports whether r is a terminal.
-func isTerminal(r io.Reader) (int, bool) {
-	f, ok := r.(*os.File)
-	if !ok {
-		return 0, false
-	}
-	fd := int(f.Fd())
-	return fd, term.IsTerminal(fd)
-}
-
-// runLogin implements `chock login --tool-secret NAME`: the value comes
-// from standard input (without echo on a terminal); no option takes it.
-func runLogin(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("login", io)
-	name := fs.String("tool-secret", "", "the secret's name, as chock.zon's secrets block gives it")
-	cfg := fs.String("config", "chock.zon", "the chock.zon whose .credentials.store to use")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "usage: chock login --tool-secret NAME [--config FILE]   (the value is read from standard input)")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if *name == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
-	}
-	st, ok := storeFor(*cfg, io)
-	if !ok {
-		return exitFailed
-	}
-	var value []byte
-	if fd, tty := isTerminal(io.in); tty {
-		fmt.Fprintf(io.err, "value of %s: ", *name)
-		b, err := term.ReadPassword(fd)
-		fmt.Fprintln(io.err)
-		if err != nil {
-			fmt.Fprintf(io.err, "chock login: reading the value: %v\n", err)
-			return exitFailed
-		}
-		value = b
-	} else {
-		b, err := readLimited(io.in, 1<<20)
-		if err != nil {
-			fmt.Fprintf(io.err, "chock login: reading the value: %v\n", err)
-			return exitFailed
-		}
-		value = bytes.TrimRight(b, "\r\n")
-	}
-	if len(value) < action.MinSecretLen {
-		fmt.Fprintf(io.err, "chock login: the value of %s is shorter than %d bytes, too short to redact; nothing stored\n", *name, action.MinSecretLen)
-		return exitFailed
-	}
-	if err := io.aborts.critical(func() error { return st.Set(ctx, *name, string(value)) }); err != nil {
-		fmt.Fprintf(io.err, "chock login: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	fmt.Fprintf(io.err, "stored %s in the %s store\n", *name, st.Name())
-	return exitOK
-}
-
-// readLimited reads at most limit bytes.
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("more than %d bytes", limit)
-	}
-	return b, nil
-}
-
-// runLogout implements `chock logout --tool-secret NAME`.
-func runLogout(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("logout", io)
-	name := fs.String("tool-secret", "", "the secret's name")
-	cfg := fs.String("config", "chock.zon", "the chock.zon whose .credentials.store to use")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if *name == "" || fs.NArg() != 0 {
-		fmt.Fprintln(io.err, "usage: chock logout --tool-secret NAME [--config FILE]")
-		return exitUsage
-	}
-	st, ok := storeFor(*cfg, io)
-	if !ok {
-		return exitFailed
-	}
-	if err := io.aborts.critical(func() error { return st.Delete(ctx, *name) }); err != nil {
-		fmt.Fprintf(io.err, "chock logout: %s\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	fmt.Fprintf(io.err, "removed %s from the %s store\n", *name, st.Name())
-	return exitOK
-}
-
-// runSessions implements `chock sessions list` and `chock sessions show ID [--json]`.
-func runSessions(ctx context.Context, args []string, io stdio) int {
-	usage := "usage: chock sessions list | chock sessions show ID [--json]"
-	if len(args) == 0 {
-		fmt.Fprintln(io.err, usage)
-		return exitUsage
-	}
-	dir, err := sessionlog.DefaultDir()
-	if err != nil {
-		fmt.Fprintf(io.err, "chock sessions: %v\n", err)
-		return exitFailed
-	}
-	switch args[0] {
-	case "list":
-		infos, err := sessionlog.List(dir)
-		if err != nil {
-			fmt.Fprintf(io.err, "chock sessions: %v\n", err)
-			return exitFailed
-		}
-		for _, in := range infos {
-			state := "open"
-			if in.Ended {
-				state = "ended"
-			}
-			rev := in.Revision
-			if len(rev) > 16 {
-				rev = rev[:16]
-			}
-			fmt.Fprintf(io.out, "%s  %s  policy %s  %d events  %s\n", in.ID, in.Start.Format(time.RFC3339), rev, in.Events, state)
-		}
-		return exitOK
-	case "show":
-		fs := newFlags("sessions show", io)
-		asJSON := fs.Bool("json", false, "print the events as the log holds them, one JSON object a line")
-		if code, ok := parseFlags(fs, args[1:]); !ok {
-			return code
-		}
-		if fs.NArg() != 1 {
-			fmt.Fprintln(io.err, usage)
-			return exitUsage
-		}
-		if *asJSON {
-			lines, err := sessionlog.ReadLines(dir, fs.Arg(0))
-			if err != nil {
-				fmt.Fprintf(io.err, "chock sessions: %v\n", err)
-				return exitFailed
-			}
-			for _, l := range lines {
-				io.raw.Write(safetext.JSON(append([]byte(l), '\n')))
-			}
-			return exitOK
-		}
-		evs, err := sessionlog.Read(dir, fs.Arg(0))
-		if err != nil {
-			fmt.Fprintf(io.err, "chock sessions: %v\n", err)
-			return exitFailed
-		}
-		for _, ev := range evs {
-			fmt.Fprintln(io.out, eventLine(ev))
-		}
-		return exitOK
-	}
-	fmt.Fprintln(io.err, usage)
-	return exitUsage
-}
-
-// eventLine renders an event on one line: time, kind, then key=value.
-func eventLine(ev sessionlog.Event) string {
-	var b strings.Builder
-	if t, ok := ev["time"].(string); ok {
-		b.WriteString(t)
-		b.WriteString("  ")
-	}
-	kind, _ := ev["kind"].(string)
-	b.WriteString(kind)
-	keys := make([]string, 0, len(ev))
-	for k := range ev {
-		if k != "kind" && k != "time" {
-			keys = append(keys, k)
-		}
-	}
-	sortStrings(keys)
-	for _, k := range keys {
-		v := ev[k]
-		var s string
-		switch x := v.(type) {
-		case string:
-			s = x
-			if strings.ContainsAny(s, " \n\t\"") || s == "" {
-				q, _ := json.Marshal(s)
-				s = string(q)
-			}
-		default:
-			q, _ := json.Marshal(x)
-			s = string(q)
-		}
-		fmt.Fprintf(&b, " %s=%s", k, s)
-	}
-	return b.String()
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
 
 // sessionFlags are the flags of a command that opens a session.
 type sessionFlags struct {
@@ -262,26 +28,26 @@ type sessionFlags struct {
 	callTimeout     time.Duration
 }
 
+// add adds the policy flags, --ask and the MCP budgets.
 func (f *sessionFlags) add(fs *pflag.FlagSet) {
 	f.policyFlags.add(fs)
-	fs.StringVar(&f.ask, "ask", "", "how ask decisions are answered: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
-	fs.DurationVar(&f.discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the time an MCP server has to start and list its tools")
-	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the time one MCP tool call has")
+	fs.StringVar(&f.ask, "ask", "", "answer ask decisions by `HOW`: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
+	fs.DurationVar(&f.discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
+	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
 }
 
 // open loads the policy and opens a session under it.
-func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtime.Session, *load.Policy, int, bool) {
-	p, code, ok := f.load(ctx, io)
-	if !ok {
-		return nil, nil, code, false
+func (f *sessionFlags) open(ctx context.Context, io stdio) (*runtime.Session, *load.Policy, error) {
+	p, err := f.load(ctx, io)
+	if err != nil {
+		return nil, nil, err
 	}
 	var asker runtime.Asker = runtime.DenyAsker{}
 	_, tty := isTerminal(io.in)
 	switch f.ask {
 	case "prompt":
 		if !tty {
-			fmt.Fprintf(io.err, "chock %s: --ask prompt needs a terminal on standard input\n", name)
-			return nil, nil, exitUsage, false
+			return nil, nil, failedf(exitUsage, "--ask prompt needs a terminal on standard input")
 		}
 		asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.Sources}
 	case "deny":
@@ -290,103 +56,107 @@ func (f *sessionFlags) open(ctx context.Context, name string, io stdio) (*runtim
 			asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.Sources}
 		}
 	default:
-		fmt.Fprintf(io.err, "chock %s: unknown --ask %q (want prompt or deny)\n", name, f.ask)
-		return nil, nil, exitUsage, false
+		return nil, nil, failedf(exitUsage, "unknown --ask %q (want prompt or deny)", f.ask)
 	}
 	if f.discoverTimeout <= 0 || f.callTimeout <= 0 {
-		fmt.Fprintf(io.err, "chock %s: --mcp-discover-timeout and --mcp-call-timeout must be positive\n", name)
-		return nil, nil, exitUsage, false
+		return nil, nil, failedf(exitUsage, "--mcp-discover-timeout and --mcp-call-timeout must be positive")
 	}
 	// The store the policy names: the config's, or the one a bundle
 	// recorded when it was compiled.
-	storeKind := config.StoreFile
+	storeKind := p.Engine.Meta().Credentials
 	if p.Config != nil {
 		storeKind = p.Config.Credentials.Store.Value
-	} else {
-		storeKind = p.Engine.Meta().Credentials
 	}
 	store, err := credstore.Open(storeKind, credstore.Options{})
 	if err != nil {
-		fmt.Fprintf(io.err, "chock %s: %s\n", name, oneLine(err.Error()))
-		return nil, nil, exitFailed, false
+		return nil, nil, failed(exitFailed, err)
 	}
 	s, err := runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
 		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}})
 	if err != nil {
-		fmt.Fprintf(io.err, "chock %s: %s\n", name, oneLine(err.Error()))
-		return nil, nil, exitFailed, false
+		return nil, nil, failed(exitFailed, err)
 	}
 	io.aborts.add(s.Abort)
-	return s, p, exitOK, true
+	return s, p, nil
 }
 
-// runRun implements `chock run --script FILE`.
-func runRun(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("run", io)
-	var sf sessionFlags
-	sf.add(fs)
-	script := fs.String("script", "", "a JSONL file of tool calls: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
-	asJSON := fs.Bool("json", false, "print each result as one line of JSON")
-	exitCode := fs.Bool("exit-code", false, "exit 1 if any call was refused or failed: an error, a program exiting non-zero or reaching its time limit, an MCP tool reporting an error")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "usage: chock run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] [--json] --script FILE")
-		fs.PrintDefaults()
+// newRunCmd is `chock run --script FILE`.
+func newRunCmd(io stdio) *cobra.Command {
+	var (
+		sf               sessionFlags
+		script           string
+		asJSON, exitCode bool
+	)
+	c := &cobra.Command{
+		Use:   "run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] [--json] [--exit-code] --script FILE",
+		Short: "a session driven by a script of tool calls",
+		Long: `run opens a session under the policy and runs the JSONL script of tool
+calls FILE: {"tool":"exec","argv":[...]}, {"tool":"fetch_url","url":"..."}
+or {"tool":"mcp","server":"S","name":"TOOL","arguments":{...}}.
+
+The configured MCP servers start first (a line on stderr for each, started
+or left out and why); every call passes audit, time limit, policy, secrets
+and redaction before the action; results go to stdout, redacted, control
+characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
+(default ~/.local/state/chock).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if script == "" {
+				return usageError()
+			}
+			raw, err := readInput(script, io)
+			if err != nil {
+				return failed(exitUsage, err)
+			}
+			calls, err := driver.ParseScript(raw)
+			if err != nil {
+				return failedf(exitFailed, "%s: %w", script, err)
+			}
+			ctx := cmd.Context()
+			s, p, err := sf.open(ctx, io)
+			if err != nil {
+				return err
+			}
+			// End is once only: this one stands for a return that did not end the
+			// session itself (a panic unwinding to run's recover).
+			defer s.End("stopped by an internal error")
+			fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.Engine.Revision()), s.LogPath())
+			sts, err := s.StartServers(ctx)
+			if err != nil {
+				s.End(endReason(ctx, "starting the servers failed"))
+				return failed(exitFailed, err)
+			}
+			for _, st := range sts {
+				printServer(io.err, st)
+			}
+			failedCalls := false
+			for i, sc := range calls {
+				if ctx.Err() != nil {
+					fmt.Fprintf(io.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
+					break
+				}
+				call := sc.Call()
+				res, err := s.Run(ctx, call)
+				printResult(io, i+1, sc, call, res, err, asJSON, p.Sources)
+				if err != nil || !succeeded(res) {
+					failedCalls = true
+				}
+			}
+			if err := s.End(endReason(ctx, "done")); err != nil {
+				return failedf(exitFailed, "closing the session: %w", err)
+			}
+			if failedCalls && exitCode {
+				return reported(exitFailed)
+			}
+			return nil
+		},
 	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if *script == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
-	}
-	raw, err := readInput(*script, io)
-	if err != nil {
-		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
-		return exitUsage
-	}
-	calls, err := driver.ParseScript(raw)
-	if err != nil {
-		fmt.Fprintf(io.err, "chock run: %s: %s\n", *script, oneLine(err.Error()))
-		return exitFailed
-	}
-	s, p, code, ok := sf.open(ctx, "run", io)
-	if !ok {
-		return code
-	}
-	// End is once only: this one stands for a return that did not end the
-	// session itself (a panic unwinding to run's recover).
-	defer s.End("stopped by an internal error")
-	fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.Engine.Revision()), s.LogPath())
-	sts, err := s.StartServers(ctx)
-	if err != nil {
-		fmt.Fprintf(io.err, "chock run: %s\n", oneLine(err.Error()))
-		s.End(endReason(ctx, "starting the servers failed"))
-		return exitFailed
-	}
-	for _, st := range sts {
-		printServer(io.err, st)
-	}
-	failed := false
-	for i, sc := range calls {
-		if ctx.Err() != nil {
-			fmt.Fprintf(io.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
-			break
-		}
-		call := sc.Call()
-		res, err := s.Run(ctx, call)
-		printResult(io, i+1, sc, call, res, err, *asJSON, p.Sources)
-		if err != nil || !succeeded(res) {
-			failed = true
-		}
-	}
-	if err := s.End(endReason(ctx, "done")); err != nil {
-		fmt.Fprintf(io.err, "chock run: closing the session: %v\n", err)
-		return exitFailed
-	}
-	if failed && *exitCode {
-		return exitFailed
-	}
-	return exitOK
+	sf.add(c.Flags())
+	c.Flags().StringVar(&script, "script", "", "run the tool calls in the JSONL `FILE`: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
+	c.Flags().BoolVar(&asJSON, "json", false, "print each result as one line of JSON")
+	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 if any call was refused or failed: an error, a program exiting non-zero or reaching its time limit, an MCP tool reporting an error")
+	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
 }
 
 // succeeded says whether a call that ran did what was asked: a program

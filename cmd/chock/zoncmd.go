@@ -1,47 +1,41 @@
 package main
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/zon"
+	"github.com/spf13/cobra"
 )
 
-// runZON implements `chock zon json [--tagged] FILE|-`.
-func runZON(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 || args[0] != "json" {
-		fmt.Fprintln(io.err, "usage: chock zon json [--tagged] FILE|-")
-		return exitUsage
+// newZONCmd is `chock zon json [--tagged] FILE|-`.
+func newZONCmd(io stdio) *cobra.Command {
+	var tagged bool
+	jsonCmd := &cobra.Command{
+		Use:   "json [--tagged] FILE|-",
+		Short: "print a ZON document as JSON",
+		Long: `json prints the ZON document FILE (- reads standard input) as JSON: struct
+as an object in field order, tuple as an array, enum as {"enum":...}, char
+as {"char":n}, big integers as decimal strings, nan, inf and -inf as
+strings. --tagged prints the lossless form of the test corpus. Invalid
+input: exit 1 and one FILE:LINE:COL: message line on stderr.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			src, err := readInput(name, io)
+			if err != nil {
+				return inputError(exitUsage, err)
+			}
+			v, err := zon.Parse(displayName(name), src)
+			if err != nil {
+				return lineError(exitFailed, err)
+			}
+			out := zon.JSON(v)
+			if tagged {
+				out = zon.TaggedJSON(v)
+			}
+			io.raw.Write(safetext.JSON(append(out, '\n')))
+			return nil
+		},
 	}
-	fs := newFlags("zon json", io)
-	tagged := fs.Bool("tagged", false, "print the lossless tagged form ({\"int\":\"1\"}, {\"struct\":[...]}, ...)")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "usage: chock zon json [--tagged] FILE|-")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args[1:]); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	name := fs.Arg(0)
-	src, err := readInput(name, io)
-	if err != nil {
-		fmt.Fprintf(io.err, "chock: %s\n", oneLine(err.Error()))
-		return exitUsage
-	}
-	v, err := zon.Parse(displayName(name), src)
-	if err != nil {
-		fmt.Fprintln(io.err, oneLine(err.Error()))
-		return exitFailed
-	}
-	out := zon.JSON(v)
-	if *tagged {
-		out = zon.TaggedJSON(v)
-	}
-	io.raw.Write(safetext.JSON(append(out, '\n')))
-	return exitOK
+	jsonCmd.Flags().BoolVar(&tagged, "tagged", false, "print the lossless tagged form ({\"int\":\"1\"}, {\"struct\":[...]}, ...)")
+	return newGroupCmd(io, "zon COMMAND", "read ZON documents", jsonCmd)
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// opaModule is the module whose version chock version names: the policy
+// engine every decision goes through.
+const opaModule = "github.com/open-policy-agent/opa"
+
+// newVersionCmd is `chock version`.
+func newVersionCmd(io stdio) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print chock's version, and the Go and OPA it was built with",
+		Long: `version prints chock's module version ((devel) for a build from a
+work tree), the Go version it was built with and the version of OPA it
+decides with. chock --version prints the same.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return writeVersion(io)
+		},
+	}
+}
+
+// writeVersion prints versionText for this binary.
+func writeVersion(io stdio) error {
+	bi, ok := debug.ReadBuildInfo()
+	fmt.Fprint(io.out, versionText(bi, ok))
+	return nil
+}
+
+// versionText is what chock version prints, from the build info:
+//
+//	chock VERSION
+//	go GOVERSION
+//	opa OPAVERSION
+//
+// VERSION is the main module's ((devel) for a build from a work tree),
+// OPAVERSION that of the OPA module among the dependencies (its
+// replacement's, when replaced); "unknown" when the binary carries no
+// build info.
+func versionText(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return "chock unknown\ngo unknown\nopa unknown\n"
+	}
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	opa := "unknown"
+	for _, d := range bi.Deps {
+		if d.Path != opaModule {
+			continue
+		}
+		opa = d.Version
+		if d.Replace != nil && d.Replace.Version != "" {
+			opa = d.Replace.Version
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "chock %s\n", version)
+	fmt.Fprintf(&b, "go %s\n", bi.GoVersion)
+	fmt.Fprintf(&b, "opa %s\n", opa)
+	return b.String()
+}
