@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -119,4 +120,30 @@ func TestImpureBundleRefused(t *testing.T) {
 			t.Errorf("%s: %v", call, err)
 		}
 	}
+}
+
+// FuzzDecision feeds arbitrary JSON to the decision decoder: it refuses or
+// types it, never panics, and what it types keeps the contract.
+func FuzzDecision(f *testing.F) {
+	f.Add(`{"action":"exec.path.gh","phase":"loop","decision":"deny","layers":[{"layer":"project","name":"project","decision":"deny","default":true,"rule":null}],"capped_by":null,"start_refusal":false}`)
+	f.Add(`{"action":"a..b","phase":"loop","decision":"deny","error":"bad","layers":[],"capped_by":null,"start_refusal":false}`)
+	meta := &Meta{Layers: []compile.LayerMeta{{Kind: "project", Name: "project"}}}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return
+		}
+		m, _ := v.(map[string]any)
+		action, _ := m["action"].(string)
+		d, err := toDecision(v, action, config.Loop, meta)
+		if err != nil {
+			return
+		}
+		if d.Error == "" && len(d.Layers) != 1 || d.Error != "" && (len(d.Layers) != 0 || d.Decision != config.Deny) {
+			t.Fatalf("%s typed as %+v", s, d)
+		}
+		if d.Error == "" && d.Decider() == nil {
+			t.Fatalf("%s has no decider", s)
+		}
+	})
 }
