@@ -64,7 +64,7 @@ example: build
 # dated by the last commit. go test ./cmd/chock/ checks they are in step.
 man: build
 	rm -f docs/man/*.1
-	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) ./bin/chock __man docs/man
+	TZ=UTC SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) ./bin/chock __man docs/man
 
 clean:
 	rm -rf bin

@@ -181,6 +181,13 @@ func runTree(ctx context.Context, build func(stdio) *cobra.Command, args []strin
 	if args == nil {
 		args = []string{} // cobra reads os.Args for nil
 	}
+	// An unknown command is a usage error even with --help after it
+	// (cobra would print the root's help and exit 0).
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !strings.HasPrefix(args[0], "__") && args[0] != "help" {
+		if c, rest, err := root.Find(args); err == nil && c == root && len(rest) > 0 && rest[0] == args[0] {
+			return report(io, root, &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", args[0]), usage: true})
+		}
+	}
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
 	return report(io, c, err)
@@ -223,7 +230,7 @@ it (130 SIGINT, 143 SIGTERM, 129 SIGHUP).`,
 	root.SetOut(io.out)
 	root.SetErr(io.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", c.CommandPath(), err), whole: true}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: %s", c.CommandPath(), flagError(err)), whole: true}
 	})
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(io.out, c) })
 	root.SetUsageFunc(func(c *cobra.Command) error {
@@ -347,7 +354,7 @@ func configFiles(cmd *cobra.Command, config string, args []string) ([]string, er
 	if !cmd.Flags().Changed("config") {
 		return args, nil
 	}
-	if len(args) == 1 && filepath.Clean(args[0]) == filepath.Clean(config) {
+	if len(args) == 1 && sameFile(args[0], config) {
 		return []string{config}, nil
 	}
 	what := "the argument"
@@ -359,6 +366,32 @@ func configFiles(cmd *cobra.Command, config string, args []string) ([]string, er
 		names[i] = displayName(a)
 	}
 	return nil, failedf(exitUsage, "--config %s and %s %s name different configs; give one", displayName(config), what, strings.Join(names, " "))
+}
+
+// flagError words a flag parsing error without the argument it was met
+// in: pflag says "unknown shorthand flag: 'p' in -phunter2", and a value
+// typed where a flag was read must not be echoed.
+func flagError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "' in -"); i >= 0 && strings.HasPrefix(msg, "unknown shorthand flag:") {
+		msg = msg[:i+1]
+	}
+	return msg
+}
+
+// sameFile says whether two names are one file: "-" only "-", and two
+// paths the same file as the file system sees it (through links, however
+// spelled).
+func sameFile(a, b string) bool {
+	if a == "-" || b == "-" {
+		return a == b
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // readInput reads a named file, or standard input for "-". A regular

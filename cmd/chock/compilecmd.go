@@ -32,7 +32,7 @@ func (k *keyFlags) addSigning(fs *pflag.FlagSet) {
 
 // addVerification adds the flags of a command that reads signed bundles.
 func (k *keyFlags) addVerification(fs *pflag.FlagSet) {
-	fs.StringVar(&k.verificationKey, "verification-key", "", "require every --org to be an org bundle signed by the key in `FILE` (PEM public key, or an HMAC secret)")
+	fs.StringVar(&k.verificationKey, "verification-key", "", "check every bundle given (--org, --bundle) against the key in `FILE` (PEM public key, or an HMAC secret): unsigned, wrong or tampered is refused, and an org source cannot be given")
 	fs.StringVar(&k.verificationKeyID, "verification-key-id", compile.DefaultKeyID, "the key `ID` of --verification-key")
 	fs.BoolVar(&k.skipVerify, "skip-verify", false, "read a signed bundle without checking its signature (without it, a signed bundle needs --verification-key)")
 }

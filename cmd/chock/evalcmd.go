@@ -28,10 +28,14 @@ type policyFlags struct {
 	orgs   []string
 	bundle string
 	keys   keyFlags
+	// flags is the set they were added to, to tell a --config given from
+	// its default.
+	flags *pflag.FlagSet
 }
 
 // add adds --config, --org, --bundle and the verification flags.
 func (p *policyFlags) add(fs *pflag.FlagSet) {
+	p.flags = fs
 	addConfigFlag(fs, &p.config)
 	p.addOrgs(fs)
 	fs.StringVar(&p.bundle, "bundle", "", "decide with the compiled bundle in `FILE` instead of --config and --org")
@@ -53,6 +57,9 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) 
 	if p.bundle != "" {
 		if len(p.orgs) > 0 {
 			return nil, inputError(exitUsage, errors.New("--bundle already holds its org ceilings; give --bundle or --org, not both"))
+		}
+		if p.flags != nil && p.flags.Changed("config") {
+			return nil, inputError(exitUsage, errors.New("--bundle is the policy; give --bundle or --config, not both"))
 		}
 		raw, err := readInput(p.bundle, io)
 		if err != nil {
@@ -170,8 +177,14 @@ func addPhaseFlag(c *cobra.Command, p *string) {
 }
 
 // evalLine is the one-line form of a decision:
-// ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL.
+// ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL. Every part that comes
+// from the policy or a bundle (file names, patterns, org names, errors) is
+// shown on one line: a bundle from elsewhere cannot add a line.
 func evalLine(d *eval.Decision) string {
+	return safetext.Line(evalText(d))
+}
+
+func evalText(d *eval.Decision) string {
 	if d.Error != "" {
 		return fmt.Sprintf("%s %s %s  - - -  (%s)", d.Action, d.Phase, d.Decision, d.Error)
 	}

@@ -6,20 +6,30 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
-// storeFor opens the credential store a chock.zon names; a missing file
-// means the default store.
-func storeFor(configFile string, io stdio) (credstore.Store, error) {
+// storeFor opens the credential store a chock.zon names. A missing
+// chock.zon means the default store, unless --config named it (named says
+// so): a mistyped name must not quietly put a secret in another store.
+func storeFor(configFile string, named bool, io stdio) (credstore.Store, error) {
 	kind := config.StoreFile
-	if src, err := os.ReadFile(configFile); err == nil {
+	if configFile == "-" {
+		return nil, failedf(exitUsage, "--config -: the standard input is the secret's value here; name the chock.zon file")
+	}
+	src, err := os.ReadFile(configFile)
+	if named && errors.Is(err, os.ErrNotExist) {
+		return nil, failedf(exitUsage, "--config %s: no such file; the store a secret goes in is the one it names", displayName(configFile))
+	}
+	if err == nil {
 		c, ds := config.Load(configFile, src)
 		if ds.HasErrors() {
 			diag.WriteText(io.err, ds, diag.Sources{configFile: src})
@@ -75,13 +85,20 @@ secretspec. No option takes the value.`,
 			if f.name == "" {
 				return usageError()
 			}
-			st, err := storeFor(f.config, io)
+			if !action.ValidSecretName(f.name) {
+				return failedf(exitUsage, "secret name %s: %s", safetext.Line(strconv.Quote(f.name)), action.SecretNameRule)
+			}
+			st, err := storeFor(f.config, cmd.Flags().Changed("config"), io)
 			if err != nil {
 				return err
 			}
 			var value []byte
 			if fd, tty := isTerminal(io.in); tty {
 				fmt.Fprintf(io.err, "value of %s: ", f.name)
+				// A signal while echo is off must not leave the terminal so.
+				if old, err := term.GetState(fd); err == nil {
+					io.aborts.atExit(func() { term.Restore(fd, old) })
+				}
 				b, err := term.ReadPassword(fd)
 				fmt.Fprintln(io.err)
 				if err != nil {
@@ -134,7 +151,7 @@ as login stored it.`,
 			if f.name == "" {
 				return usageError()
 			}
-			st, err := storeFor(f.config, io)
+			st, err := storeFor(f.config, cmd.Flags().Changed("config"), io)
 			if err != nil {
 				return err
 			}

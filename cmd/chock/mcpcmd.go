@@ -47,7 +47,7 @@ with why.`,
 				printServer(io.err, st)
 				tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
 				for _, t := range st.Tools {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(t.Action), t.Decision, t.Rule, safetext.Line(t.Description))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(t.Action), t.Decision, safetext.Line(t.Rule), safetext.Line(t.Description))
 				}
 				tw.Flush()
 			}

@@ -48,6 +48,8 @@ func exitCodeFor(s syscall.Signal) int { return 128 + int(s) }
 type aborts struct {
 	mu  sync.Mutex
 	fns []func()
+	// exits run before any exit at once (a terminal's state restored).
+	exits []func()
 	// writing is held by a write that must not be cut short.
 	writing sync.RWMutex
 }
@@ -59,6 +61,26 @@ func (a *aborts) add(f func()) {
 	a.mu.Lock()
 	a.fns = append(a.fns, f)
 	a.mu.Unlock()
+}
+
+// atExit registers f to run before chock exits at once, whatever stops it.
+func (a *aborts) atExit(f func()) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	a.exits = append(a.exits, f)
+	a.mu.Unlock()
+}
+
+// exit runs the exit functions and exits with code.
+func (a *aborts) exit(code int) {
+	a.mu.Lock()
+	for _, f := range a.exits {
+		f()
+	}
+	a.mu.Unlock()
+	os.Exit(code)
 }
 
 // graceful says whether something registered a graceful stop.
@@ -124,11 +146,11 @@ func (st *stopper) stop(sig syscall.Signal) {
 		}
 		st.ab.run()
 		fmt.Fprintf(st.errw, "chock: %s again: calls killed, secret files deleted, exiting now\n", signalName(sig))
-		os.Exit(exitCodeFor(syscall.Signal(st.first.Load())))
+		st.ab.exit(exitCodeFor(syscall.Signal(st.first.Load())))
 	}
 	if !st.ab.graceful() {
 		st.ab.writing.Lock() // a write under way finishes first
-		os.Exit(exitCodeFor(sig))
+		st.ab.exit(exitCodeFor(sig))
 	}
 	if sig != syscall.SIGPIPE {
 		fmt.Fprintf(st.errw, "chock: %s: stopping; a second signal exits at once\n", signalName(sig))
