@@ -59,7 +59,7 @@ func TestUnknownFlagsEveryCommand(t *testing.T) {
 			code, out, errs := runBuffered(t, args...)
 			want := name + ": unknown flag: --no-such-flag\n"
 			if flag == "-Z" {
-				want = name + ": unknown shorthand flag: 'Z' in -Z\n"
+				want = name + ": unknown shorthand flag: 'Z'\n"
 			}
 			if code != exitUsage || errs != want || out != "" {
 				t.Errorf("%s %s: exit %d, stdout %q, stderr %q; want exit 2 and stderr %q", name, flag, code, out, errs, want)
