@@ -101,6 +101,21 @@ func sourcesOf(lists ...[]load.Source) diag.Sources {
 	return src
 }
 
+// forActions is the start of a command that decides the actions named on
+// its command line (eval, explain): the phase, the actions checked as
+// actions, then the policy.
+func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string, io stdio) (config.Phase, *load.Policy, error) {
+	ph, err := parsePhase(phase)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkActions(cmd, args, io); err != nil {
+		return 0, nil, err
+	}
+	pol, err := p.load(cmd.Context(), io)
+	return ph, pol, err
+}
+
 // checkActions checks the actions named on the command line as actions:
 // a malformed one is a usage error that names it and says why.
 func checkActions(cmd *cobra.Command, actions []string, io stdio) error {
@@ -218,15 +233,8 @@ or with --json the decision objects, one a line. A malformed action is a
 usage error (exit 2); with --exit-code, an action not allowed is exit 1.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ph, err := parsePhase(phase)
-			if err != nil {
-				return err
-			}
-			if err := checkActions(cmd, args, io); err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			p, err := pf.load(ctx, io)
+			ph, p, err := pf.forActions(cmd, phase, args, io)
 			if err != nil {
 				return err
 			}

@@ -22,15 +22,8 @@ can make, or the org file and rule that forbid it. --json gives the same as
 data.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ph, err := parsePhase(phase)
-			if err != nil {
-				return err
-			}
-			if err := checkActions(cmd, args, io); err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			p, err := pf.load(ctx, io)
+			ph, p, err := pf.forActions(cmd, phase, args, io)
 			if err != nil {
 				return err
 			}

@@ -45,6 +45,20 @@ func loadSources(files, orgFiles []string, ro compile.ReadOptions, io stdio) (*l
 	return l, nil
 }
 
+// loadConfigs is loadSources for a command that takes the config as
+// --config or as its arguments (configFiles), its orgs read as keys say.
+func loadConfigs(cmd *cobra.Command, config string, args, orgs []string, keys keyFlags, io stdio) (*load.Loaded, error) {
+	files, err := configFiles(cmd, config, args)
+	if err != nil {
+		return nil, err
+	}
+	ro, err := keys.readOptions()
+	if err != nil {
+		return nil, failed(exitUsage, err)
+	}
+	return loadSources(files, orgs, ro, io)
+}
+
 // refuseErrors reports lint errors on stderr and, when there are any,
 // returns the error that ends the command (exit 1): a policy with errors
 // is not compiled, nor anything written.
@@ -86,15 +100,7 @@ docs/lint.md.`,
 			default:
 				return failedf(exitUsage, "unknown --format %q (want text, json, sarif or github)", format)
 			}
-			files, err := configFiles(cmd, config, args)
-			if err != nil {
-				return err
-			}
-			ro, err := keys.readOptions()
-			if err != nil {
-				return failed(exitUsage, err)
-			}
-			l, err := loadSources(files, orgs, ro, io)
+			l, err := loadConfigs(cmd, config, args, orgs, keys, io)
 			if err != nil {
 				return err
 			}

@@ -34,15 +34,7 @@ exits 1 when they differ.`,
 			if write != "" && check != "" {
 				return usageError()
 			}
-			files, err := configFiles(cmd, config, args)
-			if err != nil {
-				return err
-			}
-			ro, err := keys.readOptions()
-			if err != nil {
-				return failed(exitUsage, err)
-			}
-			l, err := loadSources(files, orgs, ro, io)
+			l, err := loadConfigs(cmd, config, args, orgs, keys, io)
 			if err != nil {
 				return err
 			}

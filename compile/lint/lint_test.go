@@ -231,28 +231,6 @@ func TestDocs(t *testing.T) {
 	}
 }
 
-// TestURLHostsAsRunTime: lint refuses a server url at exactly the literal
-// addresses the run time refuses (the rule is internal/netaddr's), link-local
-// and multicast included.
-func TestURLHostsAsRunTime(t *testing.T) {
-	for host, refused := range map[string]bool{
-		"169.254.10.10": true, "[fe80::1]": true, "224.0.0.1": true, "[ff02::1]": true, "127.0.0.1": true,
-		"[::1]": true, "0.0.0.0": true, "169.254.169.254": true, "[::ffff:169.254.169.254]": true, "a.localhost": true,
-		"203.0.113.10": false, "[2001:db8::1]": false, "mcp.notion.com": false,
-	} {
-		src := `.{ ` + okPolicy + `, .mcp_servers = .{.{ .name = "notion", .url = "https://` + host + `/mcp" }} }`
-		fired := false
-		for _, d := range lintText(src) {
-			if d.Code == CodeServerURLLocal {
-				fired = true
-			}
-		}
-		if fired != refused {
-			t.Errorf("%s: lint refuses %v, run time refuses %v", host, fired, refused)
-		}
-	}
-}
-
 // TestHostHintSaysWhoCanPermit: a host the org denies is not "allow it"
 // when the project already allows it; a host the project denies is.
 func TestHostHintSaysWhoCanPermit(t *testing.T) {
