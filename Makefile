@@ -7,6 +7,7 @@ BENCHTIME ?= 1s
 
 build:
 	$(GO) build -o bin/chock ./cmd/chock
+	$(GO) build -o bin/chock-sandbox ./cmd/chock-sandbox
 
 # The whole test suite: unit, corpus, testscript CLI tests, seed-corpus fuzz
 # runs. The last line names every test that was skipped and why (a test

@@ -30,7 +30,7 @@ var values = map[string]string{
 
 const testPolicy = `.{
     .policy = .{
-        .allow = .{ "exec.path.sh", "exec.path.true", "exec.path.false", "secret.use.GITHUB_TOKEN", "secret.use.GCP_KEY", "secret.use.BG_TOKEN", "secret.use.MISSING" },
+        .allow = .{ "exec.path.sh", "exec.path.true", "exec.path.false", "exec.path.cat", "exec.path.head", "exec.path.tail", "exec.path.sleep", "exec.path.stat", "secret.use.GITHUB_TOKEN", "secret.use.GCP_KEY", "secret.use.BG_TOKEN", "secret.use.MISSING" },
         .ask = .{ "secret.use.DEPLOY_KEY", "exec.path.ls" },
         .deny = .{ "exec.path.curl", "secret.use.REFUSED" },
     },
@@ -127,7 +127,7 @@ func assertNoLeak(t *testing.T, f *fixture, outputs ...string) {
 
 func TestEnvSecretIsGivenAndRedacted(t *testing.T) {
 	f := newFixture(t, testPolicy, values, nil)
-	res, err := f.exec(t, 0, "sh", "-c", `echo "token=$GITHUB_TOKEN"; echo "file=$(cat "$GCP_FILE")"; test "$(stat -c %a "$GCP_FILE")" = 600 && echo mode-ok`)
+	res, err := f.exec(t, 0, "sh", "-c", `echo "token=$GITHUB_TOKEN"; echo "file=$(cat "$GCP_FILE")"; test "$(stat -c %a "$GCP_FILE")" = 400 && echo mode-ok`)
 	if err != nil {
 		t.Fatal(err)
 	}

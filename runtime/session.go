@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +23,21 @@ import (
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/redact"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"golang.org/x/sys/unix"
 )
+
+// envValue is the value of key in env (the last one set), or "".
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
 
 // Options configure a session.
 type Options struct {
@@ -50,6 +64,14 @@ type Options struct {
 	Net *netguard.Checker
 	// MCP tunes how MCP servers are reached.
 	MCP MCPOptions
+	// NoSandbox runs exec calls without a sandbox (--no-sandbox): for a
+	// person who says so; session.start records it.
+	NoSandbox bool
+	// SandboxInit is the binary that makes sandboxes (chock-sandbox beside
+	// this executable, else this executable, by default).
+	SandboxInit string
+	// Pins are the programs chock.zon pins to files (.programs).
+	Pins []sandbox.Pin
 }
 
 // Session is one agent session: a policy, a credential store, a log.
@@ -69,6 +91,11 @@ type Session struct {
 	files   map[string]bool
 	servers map[string]*server
 	closed  bool
+
+	// programs is the session's PATH, resolved when it started.
+	programs   *sandbox.Programs
+	execRights rightsCache
+	initPath   string
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -103,8 +130,22 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		o.LogDir = d
 	}
 	SweepSecretFiles(o.TempDir)
+	programs, err := sandbox.Scan(envValue(o.BaseEnv, "PATH"), o.Pins)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the session's PATH: %w", err)
+	}
+	sandboxState := "on"
+	if o.NoSandbox {
+		sandboxState = "off (--no-sandbox)"
+	} else {
+		// No call may read this process's environment or memory through
+		// /proc, whatever uid it runs as.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return nil, fmt.Errorf("making chock non-dumpable: %w", err)
+		}
+	}
 	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}, servers: map[string]*server{},
-		running: map[int]bool{}, files: map[string]bool{}}
+		running: map[int]bool{}, files: map[string]bool{}, programs: programs, initPath: initPath(o.SandboxInit)}
 	l, err := sessionlog.Create(o.LogDir, s.ID, s.redact)
 	if err != nil {
 		return nil, fmt.Errorf("opening the session log: %w", err)
@@ -119,7 +160,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		cfgFile = o.Config.File
 	}
 	if err := s.log.Event("session.start", true, sessionlog.F("session", s.ID), sessionlog.F("policy", o.Engine.Revision()),
-		sessionlog.F("config", cfgFile), sessionlog.F("store", store)); err != nil {
+		sessionlog.F("config", cfgFile), sessionlog.F("store", store), sessionlog.F("sandbox", sandboxState)); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -211,6 +252,31 @@ func (s *Session) secretFile(value string) (string, func(), error) {
 		delete(s.files, path)
 		s.mu.Unlock()
 	}, nil
+}
+
+// secretFileFor gives call c a file-bound secret and returns the path the
+// program reads it at. In a sandbox the file is written inside it only
+// (on a tmpfs mounted over an empty directory made here); with
+// --no-sandbox it is a 0600 file in TempDir, deleted when the call ends.
+func (s *Session) secretFileFor(c *Call, name, value string) (string, error) {
+	if s.opts.NoSandbox {
+		path, remove, err := s.secretFile(value)
+		if err != nil {
+			return "", err
+		}
+		c.cleanup = append(c.cleanup, remove)
+		return path, nil
+	}
+	if c.fileDir == "" {
+		dir, err := os.MkdirTemp(s.opts.TempDir, fmt.Sprintf("%s%d-*", secretFilePrefix, os.Getpid()))
+		if err != nil {
+			return "", err
+		}
+		c.fileDir = dir
+		c.cleanup = append(c.cleanup, func() { os.Remove(dir) })
+	}
+	c.files = append(c.files, sandbox.SecretFile{Name: name, Value: value})
+	return c.fileDir + "/" + name, nil
 }
 
 // event writes a log event; a failure to log is reported on the call.

@@ -39,10 +39,8 @@ type File struct {
 type Programs struct {
 	// Dirs are the PATH's directories that exist, in order.
 	Dirs []string
-	// entries is what a bare name runs: the first PATH entry of that name.
-	entries map[string]File
-	// means is the file exec.path.NAME means: the entry NAME when its
-	// target has that name too, else the first entry whose target does.
+	// means is the file exec.path.NAME means, and what a bare NAME runs:
+	// the first PATH entry of that name, symlinks followed.
 	means map[string]File
 	// pins are the programs chock.zon pins to files: they mean only those.
 	pins map[string][]File
@@ -58,10 +56,8 @@ type Pin struct {
 // PATH entry is ignored: it would name a different directory in every
 // call's working directory, so nothing could mean one file by it.
 func Scan(path string, pins []Pin) (*Programs, error) {
-	p := &Programs{entries: map[string]File{}, means: map[string]File{}, pins: map[string][]File{}}
+	p := &Programs{means: map[string]File{}, pins: map[string][]File{}}
 	seen := map[string]bool{}
-	type link struct{ name, target string }
-	var links []link
 	for _, dir := range strings.Split(path, ":") {
 		if !filepath.IsAbs(dir) || seen[dir] {
 			continue
@@ -74,7 +70,7 @@ func Scan(path string, pins []Pin) (*Programs, error) {
 		p.Dirs = append(p.Dirs, dir)
 		for _, e := range ents {
 			name := e.Name()
-			if _, ok := p.entries[name]; ok {
+			if _, ok := p.means[name]; ok {
 				continue
 			}
 			full := filepath.Join(dir, name)
@@ -88,22 +84,8 @@ func Scan(path string, pins []Pin) (*Programs, error) {
 					continue
 				}
 				f.Path = real
-				links = append(links, link{name, filepath.Base(real)})
 			}
-			p.entries[name] = f
-		}
-	}
-	// An entry means its own name when its target carries it; a symlink's
-	// target name is meant by the first link to it, unless an entry of
-	// that name exists.
-	for name, f := range p.entries {
-		if filepath.Base(f.Path) == name {
 			p.means[name] = f
-		}
-	}
-	for _, l := range links {
-		if _, ok := p.means[l.target]; !ok {
-			p.means[l.target] = p.entries[l.name]
 		}
 	}
 	for _, pin := range pins {
@@ -197,57 +179,80 @@ func (e *IdentityError) Error() string {
 	return fmt.Sprintf("%s is %s, but exec.path.%s means %s", e.Argv0, e.Given, e.Name, strings.Join(paths, " or "))
 }
 
-// Resolve finds the file argv0 runs (a bare name on the session's PATH,
-// a path from dir) and the name the policy decides it under: the target's
-// own name, for a symlink, or the pin that holds it. The file must be
-// what that name means, else *IdentityError.
+// Resolve finds the file argv0 runs and the name the policy decides it
+// under. A bare name runs what it means on the session's PATH (or its pin).
+// A path (from dir, when relative) must be a file its base name means, or,
+// for a symlink, a file its target's name means; else *IdentityError,
+// which names the file the policy means.
 func (p *Programs) Resolve(argv0, dir string) (Resolved, error) {
-	var f File
 	if !strings.Contains(argv0, "/") {
-		e, ok := p.entries[argv0]
-		if !ok {
+		means := p.Means(argv0)
+		f, ok := p.means[argv0]
+		switch {
+		case !ok && len(means) == 0:
 			return Resolved{}, &IdentityError{Argv0: argv0, Name: argv0}
+		case !ok:
+			f = means[0] // pinned, and not on the PATH
 		}
-		f = e
-	} else {
-		path := argv0
-		if !filepath.IsAbs(path) && dir != "" {
-			path = filepath.Join(dir, path)
-		}
-		g, ok := executable(path)
-		if !ok {
-			_, err := Identify(path)
-			if err == nil {
-				err = errors.New("it is not executable")
-			}
-			return Resolved{}, &IdentityError{Argv0: argv0, Err: err}
-		}
-		real, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return Resolved{}, &IdentityError{Argv0: argv0, Err: err}
-		}
-		g.Path = real
-		f = g
-	}
-	name := filepath.Base(f.Path)
-	for pn, fs := range p.pins {
-		for _, pf := range fs {
-			if pf.ID == f.ID {
-				name = pn
+		for _, m := range means {
+			if m.ID == f.ID {
+				return Resolved{Name: argv0, File: f, OnPath: ok}, nil
 			}
 		}
+		return Resolved{}, &IdentityError{Argv0: argv0, Name: argv0, Given: f.Path, Means: means}
 	}
-	means := p.Means(name)
-	for _, m := range means {
-		if m.ID == f.ID {
-			onPath := false
-			if e, ok := p.means[name]; ok && e.ID == f.ID {
-				onPath = true
+	path := argv0
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	f, ok := executable(path)
+	if !ok {
+		_, err := Identify(path)
+		if err == nil {
+			err = errors.New("it is not executable")
+		}
+		return Resolved{}, &IdentityError{Argv0: argv0, Err: err}
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return Resolved{}, &IdentityError{Argv0: argv0, Err: err}
+	}
+	f.Path = real
+	base := filepath.Base(path)
+	names := []string{base}
+	if t := filepath.Base(real); t != base {
+		names = append(names, t) // a symlink is decided under its target's name
+	}
+	for _, name := range names {
+		for _, m := range p.Means(name) {
+			if m.ID == f.ID {
+				pf, on := p.means[name]
+				return Resolved{Name: name, File: f, OnPath: on && pf.ID == f.ID}, nil
 			}
-			return Resolved{Name: name, File: f, OnPath: onPath}, nil
 		}
 	}
-	return Resolved{}, &IdentityError{Argv0: argv0, Name: name, Given: f.Path, Means: means}
+	name := names[len(names)-1]
+	return Resolved{}, &IdentityError{Argv0: argv0, Name: name, Given: real, Means: p.Means(name)}
+}
+
+// NamesOf is every name that means the file: under any of them the
+// policy may let it run.
+func (p *Programs) NamesOf(id FileID) []string {
+	var out []string
+	for n, f := range p.means {
+		if _, pinned := p.pins[n]; !pinned && f.ID == id {
+			out = append(out, n)
+		}
+	}
+	for n, fs := range p.pins {
+		for _, f := range fs {
+			if f.ID == id {
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Interpreter is the file the kernel runs a program with: an ELF's
