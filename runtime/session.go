@@ -164,6 +164,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		l.Close()
 		return nil, err
 	}
+	s.maskAll(ctx)
 	s.chain = Chain(s.perform, s.audit, s.timeLimit, s.policy, s.secrets, s.redaction)
 	return s, nil
 }
@@ -252,6 +253,26 @@ func (s *Session) secretFile(value string) (string, func(), error) {
 		delete(s.files, path)
 		s.mu.Unlock()
 	}, nil
+}
+
+// maskAll registers, before anything is logged of a call, the value of
+// every secret the policy names that the store holds: a value the agent
+// knew some other way is masked in the first call's argv as in every
+// later line. A value the store cannot give now is masked when released.
+func (s *Session) maskAll(ctx context.Context) {
+	if s.opts.Store == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, sec := range s.opts.Engine.Meta().Secrets {
+		if seen[sec.Name] {
+			continue
+		}
+		seen[sec.Name] = true
+		if v, err := s.opts.Store.Get(ctx, sec.Name); err == nil {
+			s.redact.Add("session", sec.Name, v)
+		}
+	}
 }
 
 // secretFileFor gives call c a file-bound secret and returns the path the

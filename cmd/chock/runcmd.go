@@ -142,7 +142,13 @@ characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 				}
 				call := sc.Call()
 				res, err := s.Run(ctx, call)
-				printResult(io, i+1, sc, call, res, err, asJSON, p.Sources)
+				// Everything printed of a call passes the session's redaction:
+				// the agent's own argv and URL may hold a value it was shown.
+				var buf bytes.Buffer
+				pio := io
+				pio.out = &buf
+				printResult(pio, i+1, sc, call, res, err, asJSON, p.Sources)
+				io.out.Write(s.Redactor().Bytes(buf.Bytes()))
 				if err != nil || !succeeded(res) {
 					failedCalls = true
 				}
