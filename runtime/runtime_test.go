@@ -16,6 +16,7 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
 
@@ -97,17 +98,24 @@ func (f *fixture) exec(t *testing.T, timeout time.Duration, argv ...string) (*Re
 	return f.s.Run(context.Background(), &Call{Tool: "exec", Timeout: timeout, Exec: &ExecRequest{Argv: argv}})
 }
 
+// assertNoForms checks that text holds no value of the leak tests, in
+// its exact form or any encoded form the session masks.
+func assertNoForms(t *testing.T, where, text string) {
+	t.Helper()
+	for name, v := range values {
+		for _, f := range redact.Forms(v) {
+			if strings.Contains(text, f) {
+				t.Errorf("the value of %s leaked into %s (as %q)", name, where, f)
+			}
+		}
+	}
+}
+
 // assertNoLeak checks every place a value could escape to.
 func assertNoLeak(t *testing.T, f *fixture, outputs ...string) {
 	t.Helper()
 	f.s.Close()
-	check := func(where, text string) {
-		for name, v := range values {
-			if strings.Contains(text, v) {
-				t.Errorf("the value of %s leaked into %s", name, where)
-			}
-		}
-	}
+	check := func(where, text string) { assertNoForms(t, where, text) }
 	for i, o := range outputs {
 		check(fmt.Sprintf("output %d", i), o)
 	}

@@ -1,0 +1,289 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chockhq/chock/runtime/sessionlog"
+)
+
+// The attacks of the sandbox issue, each with real programs, against a
+// policy like README's: gh and git allowed, gh given GITHUB_TOKEN, curl
+// denied.
+const attackPolicy = `.{
+    .policy = .{
+        .allow = .{ "exec.path.gh", "exec.path.git", "exec.path.cp", "exec.path.sh", "exec.path.env", "exec.path.xargs",
+                    "exec.path.find", "exec.path.python3", "exec.path.true", "exec.path.cat", "exec.path.sleep", "exec.path.setsid",
+                    "exec.path.base64", "exec.path.ls", "secret.use.GITHUB_TOKEN" },
+        .deny = .{ "exec.path.curl" },
+    },
+    .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "exec.path.gh" } },
+}`
+
+type attack struct {
+	*fixture
+	bin  string // a PATH directory of the test's own, holding gh
+	work string // where the agent's calls run
+	hits atomic.Int64
+	url  string // a local server that counts every request curl makes
+}
+
+func newAttack(t *testing.T) *attack {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/git", "/usr/bin/python3", "/usr/bin/curl", "/usr/bin/printenv", "/usr/bin/setsid"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s is needed (.ci/run installs it): %v", p, err)
+		}
+	}
+	a := &attack{bin: t.TempDir(), work: t.TempDir()}
+	// gh stands in as a copy of printenv: it prints the variable it is
+	// asked for, so a test sees whether it was given the token.
+	b, err := os.ReadFile("/usr/bin/printenv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a.bin, "gh"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	a.url = srv.URL
+	a.fixture = newFixtureWith(t, attackPolicy, values, nil, func(o *Options) {
+		o.BaseEnv = []string{"PATH=" + a.bin + ":/usr/bin:/bin", "HOME=" + a.work}
+	})
+	return a
+}
+
+func (a *attack) run(t *testing.T, argv ...string) (*Result, error) {
+	t.Helper()
+	return a.s.Run(context.Background(), &Call{Tool: "exec", Timeout: 20 * time.Second, Exec: &ExecRequest{Argv: argv, Dir: a.work}})
+}
+
+func (a *attack) events(t *testing.T, kind string) []sessionlog.Event {
+	t.Helper()
+	evs, err := sessionlog.Read(a.logDir, a.s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []sessionlog.Event
+	for _, ev := range evs {
+		if ev["kind"] == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestPlantedProgramIsRefused: a file the agent made and named gh is not
+// the gh the policy means; no call can plant one in a PATH directory.
+func TestPlantedProgramIsRefused(t *testing.T) {
+	a := newAttack(t)
+	if res, err := a.run(t, "gh", "GITHUB_TOKEN"); err != nil || res.Stdout != "[secret:GITHUB_TOKEN]\n" {
+		t.Fatalf("the real gh: %v %+v", err, res)
+	}
+	if res, err := a.run(t, "cp", "/usr/bin/printenv", "gh"); err != nil || res.ExitCode != 0 {
+		t.Fatalf("cp: %v %+v", err, res)
+	}
+	_, err := a.run(t, "./gh", "GITHUB_TOKEN")
+	var r *RefusedError
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "but exec.path.gh means "+filepath.Join(a.bin, "gh")) {
+		t.Fatalf("./gh: %v", err)
+	}
+	// Planting in a PATH directory: read-only in every call.
+	res, err := a.run(t, "cp", "/usr/bin/printenv", filepath.Join(a.bin, "gh"))
+	if err != nil || res.ExitCode == 0 || !strings.Contains(res.Stderr, "Read-only file system") {
+		t.Fatalf("cp over the PATH's gh: %v %+v", err, res)
+	}
+	res, err = a.run(t, "sh", "-c", "echo '#!/bin/sh' > "+filepath.Join(a.bin, "git"))
+	if err != nil || res.ExitCode == 0 {
+		t.Fatalf("planting git: %v %+v", err, res)
+	}
+	if _, err := os.Stat(filepath.Join(a.bin, "git")); err == nil {
+		t.Fatal("a call planted a program in a PATH directory")
+	}
+	assertNoLeak(t, a.fixture)
+}
+
+// TestSymlinkIsDecidedAsItsTarget: a link named ls to curl runs as curl,
+// which the policy denies.
+func TestSymlinkIsDecidedAsItsTarget(t *testing.T) {
+	a := newAttack(t)
+	if err := os.Symlink("/usr/bin/curl", filepath.Join(a.work, "ls")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.run(t, "./ls", a.url)
+	var r *RefusedError
+	if !errors.As(err, &r) || r.Action != "exec.path.curl" {
+		t.Fatalf("./ls -> curl: %v", err)
+	}
+	if a.hits.Load() != 0 {
+		t.Fatal("curl ran")
+	}
+}
+
+// TestNestedExecsStayInPolicy: programs that run other programs (git's
+// ! alias, env, xargs, find -exec, python3's subprocess) cannot run the
+// denied curl, and every nested exec is logged with its parent and rule.
+func TestNestedExecsStayInPolicy(t *testing.T) {
+	a := newAttack(t)
+	calls := [][]string{
+		{"git", "-c", "alias.x=!curl -s " + a.url, "x"},
+		{"env", "curl", "-s", a.url},
+		{"sh", "-c", "echo " + a.url + " | xargs curl -s"},
+		{"find", "/usr/bin/true", "-exec", "curl", "-s", a.url, ";"},
+		{"python3", "-c", "import subprocess; subprocess.run(['curl', '-s', '" + a.url + "'])"},
+		{"python3", "-c", "import os; os.execv('/usr/bin/curl', ['curl', '" + a.url + "'])"},
+	}
+	for _, argv := range calls {
+		if _, err := a.run(t, argv...); err != nil {
+			t.Fatalf("%v: %v", argv, err)
+		}
+	}
+	if n := a.hits.Load(); n != 0 {
+		t.Fatalf("curl reached the server %d times", n)
+	}
+	refused := map[string]bool{}
+	for _, ev := range a.events(t, "exec.nested") {
+		if ev["program"] == "/usr/bin/curl" && ev["outcome"] == "refused" {
+			refused[fmt.Sprint(ev["parent"])] = true
+			if ev["action"] != "exec.path.curl" || ev["decision"] != "deny" || !strings.Contains(fmt.Sprint(ev["rule"]), "exec.path.curl (chock.zon:") {
+				t.Errorf("exec.nested %v", ev)
+			}
+		}
+	}
+	// The git alias runs sh, which runs curl; the others run curl.
+	for i := 1; i <= len(calls); i++ {
+		if !refused["c"+strconv.Itoa(i)] {
+			t.Errorf("no refused exec.nested of curl for call c%d", i)
+		}
+	}
+	// An allowed nested exec runs, and says so.
+	if res, err := a.run(t, "env", "true"); err != nil || res.ExitCode != 0 {
+		t.Fatalf("env true: %v %+v", err, res)
+	}
+	ran := false
+	for _, ev := range a.events(t, "exec.nested") {
+		if ev["parent"] == "c7" && ev["program"] == "/usr/bin/true" && ev["outcome"] == "run" && ev["action"] == "exec.path.true" {
+			ran = true
+		}
+	}
+	if !ran {
+		t.Error("env true: no exec.nested event with outcome run")
+	}
+}
+
+// TestCallsCannotReadChockOrEachOther: chock's /proc is not in a call's
+// pid namespace; a background command cannot see a later call at all.
+func TestCallsCannotReadChockOrEachOther(t *testing.T) {
+	a := newAttack(t)
+	res, err := a.run(t, "cat", fmt.Sprintf("/proc/%d/environ", os.Getpid()))
+	if err != nil || res.ExitCode == 0 {
+		t.Fatalf("cat chock's environ: %v %+v", err, res)
+	}
+	res, err = a.run(t, "ls", "/proc")
+	if err != nil || strings.Contains(res.Stdout, strconv.Itoa(os.Getpid())+"\n") {
+		t.Fatalf("ls /proc: %v %+v", err, res)
+	}
+	out := filepath.Join(a.work, "seen")
+	bg := "for i in 1 2 3 4 5 6 7 8 9 10; do cat /proc/[0-9]*/environ 2>/dev/null; sleep 0.2; done > " + out
+	if _, err := a.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", bg}, Background: true, Dir: a.work}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.run(t, "gh", "sleep-marker"); err != nil {
+		t.Fatal(err)
+	}
+	a.run(t, "sh", "-c", "sleep 1")
+	time.Sleep(2 * time.Second)
+	b, _ := os.ReadFile(out)
+	if strings.Contains(string(b), values["GITHUB_TOKEN"]) {
+		t.Fatal("a background command read a later call's secret")
+	}
+	// chock itself is not dumpable: a same-uid process cannot read it.
+	if b, _ := exec.Command("sh", "-c", fmt.Sprintf("grep -c dumpable /proc/%d/status; cat /proc/%d/environ | wc -c", os.Getpid(), os.Getpid())).CombinedOutput(); len(b) == 0 {
+		t.Log("status unreadable")
+	}
+}
+
+// TestSetsidChildDiesWithTheCall: a child in a session of its own, or
+// double-forked, is killed when the call's program exits.
+func TestSetsidChildDiesWithTheCall(t *testing.T) {
+	a := newAttack(t)
+	marker := fmt.Sprintf("30.%d7", os.Getpid())
+	if _, err := a.run(t, "sh", "-c", "setsid sleep "+marker+" >/dev/null 2>&1 & (sleep "+marker+" &) ; echo started"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		left := withMarker(marker)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v outlived their call", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// withMarker are the host pids whose command line holds marker.
+func withMarker(marker string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if strings.Contains(string(b), marker) && !strings.Contains(string(st), ") Z ") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestValueStaysMaskedForTheSession: a value a granted program left in a
+// file is masked when a later call prints it, exact or base64'd, and the
+// agent's argv holding it is masked in the log.
+func TestValueStaysMaskedForTheSession(t *testing.T) {
+	a := newAttack(t)
+	if _, err := a.run(t, "gh", "GITHUB_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	v := values["GITHUB_TOKEN"]
+	if err := os.WriteFile(filepath.Join(a.work, "left"), []byte(v+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{{"cat", "left"}, {"base64", "left"}, {"sh", "-c", "base64 -w0 left; echo; (printf x; cat left) | base64 -w0"}, {"sh", "-c", "printf '%s' " + v}} {
+		res, err := a.run(t, argv...)
+		if err != nil {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		if !strings.Contains(res.Stdout+res.Stderr, "[secret:GITHUB_TOKEN]") && argv[0] != "sh" {
+			t.Errorf("%v: %q not masked", argv, res.Stdout)
+		}
+		assertNoForms(t, fmt.Sprint(argv), res.Stdout+res.Stderr)
+	}
+	assertNoLeak(t, a.fixture)
+}
+
+// TestSandboxRecordedInTheLog: session.start says whether calls run in a
+// sandbox.
+func TestSandboxRecordedInTheLog(t *testing.T) {
+	f := newFixtureWith(t, testPolicy, values, nil, func(o *Options) { o.NoSandbox = true })
+	evs, _ := sessionlog.Read(f.logDir, f.s.ID)
+	if evs[0]["sandbox"] != "off (--no-sandbox)" {
+		t.Fatalf("session.start %v", evs[0])
+	}
+}
