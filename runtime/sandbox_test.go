@@ -287,3 +287,64 @@ func TestSandboxRecordedInTheLog(t *testing.T) {
 		t.Fatalf("session.start %v", evs[0])
 	}
 }
+
+// TestPinnedProgramRunsOnlyAsItsFiles: a program chock.zon pins runs only
+// as one of its files; one elsewhere on the PATH is refused by name.
+func TestPinnedProgramRunsOnlyAsItsFiles(t *testing.T) {
+	pinned, shadow := t.TempDir(), t.TempDir()
+	b, err := os.ReadFile("/usr/bin/printenv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{pinned, shadow} {
+		if err := os.WriteFile(filepath.Join(d, "gh"), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := strings.Replace(attackPolicy, ".secrets =", `.programs = .{ .{ .name = "gh", .paths = .{"`+filepath.Join(pinned, "gh")+`"} } },
+    .secrets =`, 1)
+	f := newFixtureWith(t, policy, values, nil, func(o *Options) { o.BaseEnv = []string{"PATH=" + shadow + ":" + pinned + ":/usr/bin"} })
+	_, err = f.exec(t, 0, "gh", "HOME")
+	var r *RefusedError
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "exec.path.gh means "+filepath.Join(pinned, "gh")) {
+		t.Fatalf("the shadowing gh: %v", err)
+	}
+	// The pinned file runs by its path, but it is not what gh means on the
+	// session's PATH, so it is given no secret.
+	res, err := f.exec(t, 0, filepath.Join(pinned, "gh"), "GITHUB_TOKEN")
+	if err != nil || res.ExitCode != 1 || res.Stdout != "" {
+		t.Fatalf("the pinned gh: %v %+v", err, res)
+	}
+}
+
+// TestDeclaredCallRunsInsideItsProgram: env declares printenv, which the
+// policy does not allow: env may run it, sh may not.
+func TestDeclaredCallRunsInsideItsProgram(t *testing.T) {
+	policy := strings.Replace(attackPolicy, ".secrets =", `.programs = .{ .{ .name = "env", .calls = .{"exec.path.printenv"} } },
+    .secrets =`, 1)
+	f := newFixtureWith(t, policy, values, nil, func(o *Options) { o.BaseEnv = []string{"PATH=/usr/bin:/bin", "HOME=/declared-home"} })
+	res, err := f.exec(t, 0, "env", "printenv", "HOME")
+	if err != nil || res.Stdout != "/declared-home\n" {
+		t.Fatalf("env printenv: %v %+v", err, res)
+	}
+	res, err = f.exec(t, 0, "sh", "-c", "printenv HOME")
+	if err != nil || res.ExitCode != 126 {
+		t.Fatalf("sh -c printenv: %v %+v", err, res)
+	}
+	evs, _ := sessionlog.Read(f.logDir, f.s.ID)
+	var seen []string
+	for _, ev := range evs {
+		if ev["kind"] == "exec.nested" && ev["program"] == "/usr/bin/printenv" {
+			seen = append(seen, fmt.Sprint(ev["parent"], " ", ev["outcome"], " ", ev["rule"]))
+		}
+	}
+	// (sh tries each PATH directory in turn: one refusal each.)
+	if len(seen) < 2 || !strings.HasPrefix(seen[0], `c1 run declared by .programs "env" (chock.zon:`) {
+		t.Fatalf("exec.nested of printenv: %q", seen)
+	}
+	for _, s := range seen[1:] {
+		if !strings.HasPrefix(s, "c2 refused default") {
+			t.Fatalf("exec.nested of printenv: %q", seen)
+		}
+	}
+}

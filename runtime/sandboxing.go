@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
@@ -38,6 +39,9 @@ type execRights struct {
 type verdict struct {
 	name     string
 	decision *eval.Decision
+	// declared names the .programs entry that declared the call, when a
+	// declaration let it run.
+	declared string
 }
 
 // rightsCache holds the execRights of the engine's current revision.
@@ -74,7 +78,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 			prev, seen := r.by[f.ID]
 			if d.Decision == config.Allow {
 				if !seen || prev.decision.Decision != config.Allow {
-					r.by[f.ID] = verdict{name, d}
+					r.by[f.ID] = verdict{name: name, decision: d}
 				}
 				files[f.Path] = true
 				dirs[filepath.Dir(f.Path)] = true
@@ -82,7 +86,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 					files[interp] = true
 				}
 			} else if !seen {
-				r.by[f.ID] = verdict{name, d}
+				r.by[f.ID] = verdict{name: name, decision: d}
 			}
 		}
 	}
@@ -139,6 +143,10 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	case interp != "":
 		allow = append(allow, interp)
 	}
+	rights, allow, err = s.declaredCalls(ctx, c.prog.Name, rights, allow)
+	if err != nil {
+		return nil, nil, err
+	}
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, ReadOnly: rights.dirs,
 		Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
 	sc := sandbox.Command(spec, s.initPath)
@@ -155,6 +163,66 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		return err
 	}
 	return sc.Cmd, start, nil
+}
+
+// declaredCalls adds what the program's .programs entry declares it runs
+// (.calls) to one call's rights: each is allowed as a project rule naming
+// it would allow it — unless the project denies or asks that very action
+// by name — and only where every org ceiling allows it.
+func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRights, allow []string) (*execRights, []string, error) {
+	var entry *compile.ProgramMeta
+	for i, p := range s.opts.Engine.Meta().Programs {
+		if p.Name == name && len(p.Calls) > 0 {
+			entry = &s.opts.Engine.Meta().Programs[i]
+		}
+	}
+	if entry == nil {
+		return rights, allow, nil
+	}
+	own := *rights
+	own.by = make(map[sandbox.FileID]verdict, len(rights.by))
+	for k, v := range rights.by {
+		own.by[k] = v
+	}
+	for _, call := range entry.Calls {
+		n, ok := strings.CutPrefix(call, "exec.path.")
+		if !ok || strings.ContainsAny(n, "*.") {
+			continue // lint refuses it; it declares nothing
+		}
+		d, err := s.opts.Engine.Decide(ctx, call, config.Loop)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !declaredAllows(d, call) {
+			continue
+		}
+		for _, f := range s.programs.Means(n) {
+			allow = append(allow, f.Path)
+			if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {
+				allow = append(allow, interp)
+			}
+			own.by[f.ID] = verdict{name: n, decision: d, declared: fmt.Sprintf("declared by .programs %q (%s)", entry.Name, entry.Span)}
+		}
+	}
+	return &own, allow, nil
+}
+
+// declaredAllows says whether a declaration lets act run: the project's
+// own rule naming act exactly, if it has one, must allow it, and every
+// org ceiling must.
+func declaredAllows(d *eval.Decision, act string) bool {
+	for i, l := range d.Layers {
+		if i == 0 {
+			if l.Rule != nil && l.Rule.Pattern == act && l.Decision != config.Allow {
+				return false
+			}
+			continue
+		}
+		if l.Decision != config.Allow {
+			return false
+		}
+	}
+	return true
 }
 
 // nestedExec logs an exec a call's process made: the file, the name that
@@ -177,12 +245,19 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
 			layer, rule = l.Spelling(), l.RuleText()
 		}
 		outcome := "run"
-		if v.decision.Decision != config.Allow {
+		if v.decision.Decision != config.Allow && v.declared == "" {
 			outcome = "refused"
 		}
-		fields = append(fields, sessionlog.F("action", v.decision.Action), sessionlog.F("decision", v.decision.Decision.String()),
+		if v.declared != "" {
+			rule, layer = v.declared, "project"
+		}
+		decision := v.decision.Decision.String()
+		if v.declared != "" {
+			decision = "allow"
+		}
+		fields = append(fields, sessionlog.F("action", v.decision.Action), sessionlog.F("decision", decision),
 			sessionlog.F("layer", layer), sessionlog.F("rule", rule), sessionlog.F("outcome", outcome))
-		if v.decision.Decision == config.Ask {
+		if v.decision.Decision == config.Ask && v.declared == "" {
 			fields = append(fields, sessionlog.F("why", "nobody can be asked in the middle of a call, so an ask reads as refused"))
 		}
 	}

@@ -70,8 +70,6 @@ type Options struct {
 	// SandboxInit is the binary that makes sandboxes (chock-sandbox beside
 	// this executable, else this executable, by default).
 	SandboxInit string
-	// Pins are the programs chock.zon pins to files (.programs).
-	Pins []sandbox.Pin
 }
 
 // Session is one agent session: a policy, a credential store, a log.
@@ -130,7 +128,13 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		o.LogDir = d
 	}
 	SweepSecretFiles(o.TempDir)
-	programs, err := sandbox.Scan(envValue(o.BaseEnv, "PATH"), o.Pins)
+	var pins []sandbox.Pin
+	for _, p := range o.Engine.Meta().Programs {
+		if p.Pinned {
+			pins = append(pins, sandbox.Pin{Name: p.Name, Paths: p.Paths})
+		}
+	}
+	programs, err := sandbox.Scan(envValue(o.BaseEnv, "PATH"), pins)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the session's PATH: %w", err)
 	}
