@@ -33,7 +33,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'Decision' -benchmem -benchtime $(BENCHTIME) ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'CompilePrepare' -benchmem -benchtime 3x ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'EngineDecide' -benchmem -benchtime $(BENCHTIME) ./eval/ | tee -a bench.out
-	$(GO) test -run '^$$' -bench 'ExecTrue|MCPCall' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Redact|Copy' -benchmem -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -379,4 +380,86 @@ func BenchmarkExecTrue(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSandboxExec interleaves, in one process, a brokered sandboxed
+// exec of /bin/true (made by the chock-sandbox init, built here), the same
+// program under bubblewrap with the namespaces chock's sandbox has, and a
+// plain os/exec run. Each round runs each once; the ratios reported are
+// the medians over the rounds.
+func BenchmarkSandboxExec(b *testing.B) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Fatal("bwrap is needed (.ci/run installs Debian's bubblewrap)")
+	}
+	init := filepath.Join(b.TempDir(), "chock-sandbox")
+	if out, err := exec.Command("go", "build", "-o", init, "github.com/chockhq/chock/cmd/chock-sandbox").CombinedOutput(); err != nil {
+		b.Fatalf("building chock-sandbox: %v\n%s", err, out)
+	}
+	e, c := testEngine(b, `.{ .policy = .{ .allow = .{"exec.path.true"} } }`)
+	s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(),
+		BaseEnv: []string{"PATH=/usr/bin:/bin"}, SandboxInit: init})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	run := map[string]func() error{
+		"brokered": func() error {
+			res, err := s.Run(ctx, &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"/bin/true"}}})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			return err
+		},
+		"bwrap": func() error {
+			var out strings.Builder
+			cmd := exec.Command(bwrap, "--unshare-user", "--unshare-pid", "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/", "/", "/bin/true")
+			cmd.Stdout, cmd.Stderr = &out, &out
+			return cmd.Run()
+		},
+		"os-exec": func() error {
+			var stdout, stderr strings.Builder
+			cmd := exec.Command("/bin/true")
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			return cmd.Run()
+		},
+	}
+	names := []string{"brokered", "bwrap", "os-exec"}
+	for _, n := range names { // warm up
+		if err := run[n](); err != nil {
+			b.Fatalf("%s: %v", n, err)
+		}
+	}
+	total := map[string]time.Duration{}
+	var vsBwrap, vsExec []float64
+	b.ResetTimer()
+	for b.Loop() {
+		took := map[string]time.Duration{}
+		for _, n := range names {
+			t0 := time.Now()
+			if err := run[n](); err != nil {
+				b.Fatalf("%s: %v", n, err)
+			}
+			took[n] = time.Since(t0)
+			total[n] += took[n]
+		}
+		vsBwrap = append(vsBwrap, float64(took["brokered"])/float64(took["bwrap"]))
+		vsExec = append(vsExec, float64(took["brokered"])/float64(took["os-exec"]))
+	}
+	for _, n := range names {
+		b.ReportMetric(float64(total[n].Nanoseconds())/float64(b.N), n+"-ns/op")
+	}
+	b.ReportMetric(median(vsBwrap), "brokered/bwrap")
+	b.ReportMetric(median(vsExec), "brokered/os-exec")
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }

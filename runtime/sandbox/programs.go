@@ -67,7 +67,12 @@ func Scan(path string, pins []Pin) (*Programs, error) {
 		if err != nil {
 			continue
 		}
-		p.Dirs = append(p.Dirs, dir)
+		// A directory is mounted read-only once, where it really is (/bin
+		// is /usr/bin on a merged-/usr system).
+		if real, err := filepath.EvalSymlinks(dir); err == nil && !seen[real] {
+			seen[real] = true
+			p.Dirs = append(p.Dirs, real)
+		}
 		for _, e := range ents {
 			name := e.Name()
 			if _, ok := p.means[name]; ok {
