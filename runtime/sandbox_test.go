@@ -348,3 +348,20 @@ func TestDeclaredCallRunsInsideItsProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSandboxNoCall: where the sandbox cannot be made the call is
+// refused with the reason, never run bare.
+func TestNoSandboxNoCall(t *testing.T) {
+	for _, init := range []string{"/nonexistent/chock-sandbox", "/bin/true"} {
+		marker := filepath.Join(t.TempDir(), "ran")
+		f := newFixtureWith(t, attackPolicy, values, nil, func(o *Options) { o.SandboxInit = init })
+		_, err := f.exec(t, 0, "sh", "-c", "echo > "+marker)
+		var r *RefusedError
+		if !errors.As(err, &r) || !strings.Contains(r.Reason, "the sandbox could not be made") || !strings.Contains(r.Reason, "--no-sandbox") {
+			t.Fatalf("init %s: %v", init, err)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("init %s: the call ran without a sandbox", init)
+		}
+	}
+}

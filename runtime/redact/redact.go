@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"html"
 	"io"
 	"net/url"
@@ -93,6 +94,21 @@ func (s *Set) Add(slot, name, value string) bool {
 	return true
 }
 
+// percentEncode escapes every byte of s as %XX but the unreserved ones of
+// RFC 3986 and those in keep.
+func percentEncode(s, keep string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0 || strings.IndexByte(keep, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
 // Forms are the forms a value is masked in: the value itself; its
 // standard and URL-safe base64 at each of the three alignments it can
 // take inside a longer encoded text (only the characters that depend on
@@ -131,6 +147,18 @@ func Forms(value string) []string {
 	}
 	add(url.QueryEscape(value))
 	add(url.PathEscape(value))
+	// Percent-encoding as other languages do it: RFC 3986's unreserved set
+	// alone; with '/' kept (Python's quote); encodeURIComponent's; and
+	// encodeURI's.
+	for _, keep := range []string{"", "/", "!'()*", "!'()*;,/?:@&=+$#"} {
+		add(percentEncode(value, keep))
+	}
+	// XML and HTML escaping: named, decimal and hex entities for the
+	// quotes, or the quotes left as they are (only & < > escaped).
+	for _, q := range [][2]string{{"&quot;", "&apos;"}, {"&#34;", "&#39;"}, {"&#x22;", "&#x27;"}, {`"`, "'"}} {
+		r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, q[0], "'", q[1])
+		add(r.Replace(value))
+	}
 	var x bytes.Buffer
 	xml.EscapeText(&x, []byte(value))
 	add(x.String())
