@@ -33,10 +33,13 @@ const attackPolicy = `.{
 
 type attack struct {
 	*fixture
-	bin  string // a PATH directory of the test's own, holding gh
-	work string // where the agent's calls run
-	hits atomic.Int64
-	url  string // a local server that counts every request curl makes
+	bin string // a PATH directory of the test's own, holding gh
+	// empty is a PATH directory holding nothing: a call must not plant a
+	// program there either.
+	empty string
+	work  string // where the agent's calls run
+	hits  atomic.Int64
+	url   string // a local server that counts every request curl makes
 }
 
 func newAttack(t *testing.T) *attack {
@@ -46,7 +49,7 @@ func newAttack(t *testing.T) *attack {
 			t.Fatalf("%s is needed (.ci/run installs it): %v", p, err)
 		}
 	}
-	a := &attack{bin: t.TempDir(), work: t.TempDir()}
+	a := &attack{bin: t.TempDir(), empty: t.TempDir(), work: t.TempDir()}
 	// gh stands in as a copy of printenv: it prints the variable it is
 	// asked for, so a test sees whether it was given the token.
 	b, err := os.ReadFile("/usr/bin/printenv")
@@ -60,7 +63,7 @@ func newAttack(t *testing.T) *attack {
 	t.Cleanup(srv.Close)
 	a.url = srv.URL
 	a.fixture = newFixtureWith(t, attackPolicy, values, nil, func(o *Options) {
-		o.BaseEnv = []string{"PATH=" + a.bin + ":/usr/bin:/bin", "HOME=" + a.work}
+		o.BaseEnv = []string{"PATH=" + a.bin + ":" + a.empty + ":/usr/bin:/bin", "HOME=" + a.work}
 	})
 	return a
 }
@@ -111,6 +114,10 @@ func TestPlantedProgramIsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(a.bin, "git")); err == nil {
 		t.Fatal("a call planted a program in a PATH directory")
+	}
+	res, err = a.run(t, "cp", "/usr/bin/printenv", filepath.Join(a.empty, "gh"))
+	if err != nil || res.ExitCode == 0 || !strings.Contains(res.Stderr, "Read-only file system") {
+		t.Fatalf("cp into a PATH directory holding nothing allowed: %v %+v", err, res)
 	}
 	assertNoLeak(t, a.fixture)
 }

@@ -229,6 +229,9 @@ func declaredAllows(d *eval.Decision, act string) bool {
 // let it run or refused it, and the deciding rule. The kernel's Landlock
 // domain, made from the same rights, is what enforces it.
 func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
+	if errors.Is(e.Err, os.ErrNotExist) || errors.Is(e.Err, syscall.ENOTDIR) {
+		return // a PATH search trying a directory that has no such file: nothing to run or refuse
+	}
 	fields := []sessionlog.Field{sessionlog.F("parent", c.ID), sessionlog.F("path", e.Path)}
 	if e.File != "" {
 		fields = append(fields, sessionlog.F("program", e.File))

@@ -57,7 +57,7 @@ type Pin struct {
 // call's working directory, so nothing could mean one file by it.
 func Scan(path string, pins []Pin) (*Programs, error) {
 	p := &Programs{means: map[string]File{}, pins: map[string][]File{}}
-	seen := map[string]bool{}
+	seen, mounted := map[string]bool{}, map[string]bool{}
 	for _, dir := range strings.Split(path, ":") {
 		if !filepath.IsAbs(dir) || seen[dir] {
 			continue
@@ -69,8 +69,8 @@ func Scan(path string, pins []Pin) (*Programs, error) {
 		}
 		// A directory is mounted read-only once, where it really is (/bin
 		// is /usr/bin on a merged-/usr system).
-		if real, err := filepath.EvalSymlinks(dir); err == nil && !seen[real] {
-			seen[real] = true
+		if real, err := filepath.EvalSymlinks(dir); err == nil && !mounted[real] {
+			mounted[real] = true
 			p.Dirs = append(p.Dirs, real)
 		}
 		for _, e := range ents {
@@ -228,6 +228,13 @@ func (p *Programs) Resolve(argv0, dir string) (Resolved, error) {
 	if t := filepath.Base(real); t != base {
 		names = append(names, t) // a symlink is decided under its target's name
 	}
+	for pn, fs := range p.pins {
+		for _, pf := range fs {
+			if pf.ID == f.ID {
+				names = append(names, pn) // a file chock.zon pins runs under the pin's name
+			}
+		}
+	}
 	for _, name := range names {
 		for _, m := range p.Means(name) {
 			if m.ID == f.ID {
@@ -236,7 +243,7 @@ func (p *Programs) Resolve(argv0, dir string) (Resolved, error) {
 			}
 		}
 	}
-	name := names[len(names)-1]
+	name := names[min(len(names)-1, 1)]
 	return Resolved{}, &IdentityError{Argv0: argv0, Name: name, Given: real, Means: p.Means(name)}
 }
 
