@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/chockhq/chock/compile/action"
@@ -39,6 +40,8 @@ type Call struct {
 	// prog is the program an exec call runs, or identity why it runs none.
 	prog     *sandbox.Resolved
 	identity error
+	// nested counts the call's nested execs logged.
+	nested atomic.Int32
 }
 
 // Result is what a call produced, redacted.

@@ -372,3 +372,50 @@ func TestNoSandboxNoCall(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreAndLogsAreHidden: no call reads the file store's
+// credentials.json or the session logs, or rewrites the init.
+func TestStoreAndLogsAreHidden(t *testing.T) {
+	a := newAttack(t)
+	for _, argv := range [][]string{
+		{"cat", filepath.Join(a.cfgDir, "credentials.json")},
+		{"sh", "-c", "cat " + a.logDir + "/*.jsonl"},
+	} {
+		res, err := a.run(t, argv...)
+		if err != nil || res.ExitCode == 0 || strings.Contains(res.Stdout, "[secret:") {
+			t.Errorf("%v: %v %+v", argv, err, res)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a.cfgDir, "credentials.json")); err != nil {
+		t.Fatalf("the store is not where the test put it: %v", err)
+	}
+	exe, _ := os.Executable()
+	res, err := a.run(t, "sh", "-c", "echo > "+filepath.Join(filepath.Dir(exe), "planted-init"))
+	if err != nil || res.ExitCode == 0 {
+		t.Errorf("writing beside chock's binary: %v %+v", err, res)
+	}
+}
+
+// TestReplacedInitIsRefused: an init binary that changed since the
+// session started makes no sandbox.
+func TestReplacedInitIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	init := filepath.Join(dir, "chock-sandbox")
+	exe, _ := os.Executable()
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(init, b, 0o755)
+	f := newFixtureWith(t, attackPolicy, values, nil, func(o *Options) { o.SandboxInit = init })
+	if res, err := f.exec(t, 0, "true"); err != nil || res.ExitCode != 0 {
+		t.Fatalf("with the init as it was: %v %+v", err, res)
+	}
+	os.Remove(init)
+	os.WriteFile(init, b, 0o755)
+	_, err = f.exec(t, 0, "true")
+	var r *RefusedError
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "not the file the session started with") {
+		t.Fatalf("a replaced init: %v", err)
+	}
+}

@@ -122,6 +122,12 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	if err != nil {
 		return nil, nil, err
 	}
+	switch id, err := sandbox.Identify(s.initPath); {
+	case err != nil:
+		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the sandbox could not be made (init %s: %v); the call was not run (--no-sandbox runs calls without one, for a person who says so)", s.initPath, err)}
+	case id != s.initID:
+		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the sandbox init %s is not the file the session started with, so no sandbox is made with it; the call was not run", s.initPath)}
+	}
 	allow := append([]string{prog}, rights.files...)
 	interp, script, err := sandbox.Interpreter(prog)
 	if err != nil {
@@ -147,8 +153,8 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	if err != nil {
 		return nil, nil, err
 	}
-	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, ReadOnly: rights.dirs,
-		Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
+	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, ReadOnly: append(append([]string(nil), rights.dirs...), s.pinned...),
+		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
 	sc := sandbox.Command(spec, s.initPath)
 	sc.Report = func(e sandbox.Exec) { s.nestedExec(c, e, rights) }
 	start := func() error {
@@ -232,6 +238,16 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
 	if errors.Is(e.Err, os.ErrNotExist) || errors.Is(e.Err, syscall.ENOTDIR) {
 		return // a PATH search trying a directory that has no such file: nothing to run or refuse
 	}
+	// A call that execs in a loop fills no disk: past maxNested events the
+	// rest are counted in one line.
+	switch n := c.nested.Add(1); {
+	case n == maxNested+1:
+		s.event("exec.nested", sessionlog.F("parent", c.ID), sessionlog.F("outcome", "not logged"),
+			sessionlog.F("why", fmt.Sprintf("more than %d nested execs in one call; the kernel still decides each", maxNested)))
+		return
+	case n > maxNested:
+		return
+	}
 	fields := []sessionlog.Field{sessionlog.F("parent", c.ID), sessionlog.F("path", e.Path)}
 	if e.File != "" {
 		fields = append(fields, sessionlog.F("program", e.File))
@@ -266,6 +282,9 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
 	}
 	s.event("exec.nested", fields...)
 }
+
+// maxNested is how many nested execs one call logs.
+const maxNested = 1000
 
 // initPath is the binary that makes sandboxes: chock-sandbox beside this
 // executable when it is there (it starts in about a millisecond), else

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,6 +95,13 @@ type Session struct {
 	programs   *sandbox.Programs
 	execRights rightsCache
 	initPath   string
+	// initID is the init binary's identity when the session started: a
+	// replaced init is refused, not run.
+	initID sandbox.FileID
+	// hidden are the paths no call sees (the credential store, the logs,
+	// the keyring's bus), and pinned the directories of chock's own
+	// binaries, read-only in every call.
+	hidden, pinned []string
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -150,6 +158,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	}
 	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}, servers: map[string]*server{},
 		running: map[int]bool{}, files: map[string]bool{}, programs: programs, initPath: initPath(o.SandboxInit)}
+	s.guard(o)
 	l, err := sessionlog.Create(o.LogDir, s.ID, s.redact)
 	if err != nil {
 		return nil, fmt.Errorf("opening the session log: %w", err)
@@ -257,6 +266,26 @@ func (s *Session) secretFile(value string) (string, func(), error) {
 		delete(s.files, path)
 		s.mu.Unlock()
 	}, nil
+}
+
+// guard works out what every sandbox hides and keeps read-only: the
+// session logs, the file store's folder, the store's own locations, and
+// the folders of chock and its init, so that no call can rewrite the
+// binary that makes the next call's sandbox.
+func (s *Session) guard(o Options) {
+	s.hidden = append(s.hidden, o.LogDir)
+	if d, err := credstore.DefaultConfigDir(); err == nil {
+		s.hidden = append(s.hidden, d)
+	}
+	if l, ok := o.Store.(credstore.Located); ok {
+		s.hidden = append(s.hidden, l.Locations()...)
+	}
+	for _, p := range []string{s.initPath, "/proc/self/exe"} {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			s.pinned = append(s.pinned, filepath.Dir(real))
+		}
+	}
+	s.initID, _ = sandbox.Identify(s.initPath)
 }
 
 // maskAll registers, before anything is logged of a call, the value of

@@ -64,6 +64,11 @@ func runInit() error {
 			return &Error{Step: "mounting " + d + " read-only", Err: err}
 		}
 	}
+	for _, h := range spec.Hide {
+		if err := hide(h); err != nil {
+			return &Error{Step: "hiding " + h, Err: err}
+		}
+	}
 	if len(spec.Files) > 0 {
 		if err := secretFiles(spec.FileDir, spec.Files); err != nil {
 			return &Error{Step: "mounting the secret files", Err: err}
@@ -135,6 +140,22 @@ func bindReadOnly(dir string) error {
 	return unix.Mount("", dir, "", flags, "")
 }
 
+// hide covers path: a directory with an empty read-only tmpfs, a file or
+// socket with /dev/null. A path that is not there needs no cover.
+func hide(path string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR {
+			return nil
+		}
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4096,mode=0500")
+	}
+	return unix.Mount("/dev/null", path, "", unix.MS_BIND, "")
+}
+
 // secretFiles mounts a small tmpfs at dir (an empty directory chock made),
 // writes the files into it and makes it read-only: the values exist in
 // this mount namespace only, and go when the call's last process does.
@@ -164,9 +185,15 @@ func secretFiles(dir string, files []SecretFile) error {
 // restrictExec lets this thread (and every process it becomes or starts)
 // execute only the files named: Landlock's execute right, handled alone,
 // so reading and writing stay as the mounts allow. The kernel also checks
-// the right for an ELF interpreter and a script's #! interpreter.
+// the right for an ELF interpreter and a script's #! interpreter. Where
+// the kernel has them (ABI 6), abstract unix sockets and signals are
+// scoped to the call too: no connecting to a bus or agent chock's side
+// listens on, no signalling a process outside the call.
 func restrictExec(files []string) error {
 	cfg := landlock.Config{HandledAccessFS: ll.AccessFSExecute}
+	if abi, err := ll.LandlockGetABIVersion(); err == nil && abi >= 6 {
+		cfg.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
+	}
 	fd, flags, err := cfg.NewRulesetFD(landlock.PathAccess(ll.AccessFSExecute, files...))
 	if err != nil {
 		return err

@@ -12,8 +12,17 @@ import (
 	"syscall"
 )
 
-// FileID is a file's identity: its device and inode.
-type FileID struct{ Dev, Ino uint64 }
+// FileID is a file's identity: its device and inode, and its inode's
+// change time, so that a file deleted and another made that reuses its
+// inode number is not taken for it.
+type FileID struct {
+	Dev, Ino uint64
+	Ctime    int64
+}
+
+func idOf(st *syscall.Stat_t) FileID {
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino, Ctime: st.Ctim.Nano()}
+}
 
 // Identify stats path, symlinks followed, and returns the identity of the
 // regular file it names.
@@ -25,7 +34,7 @@ func Identify(path string) (FileID, error) {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return FileID{}, fmt.Errorf("%s is not a regular file", path)
 	}
-	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
+	return idOf(&st), nil
 }
 
 // File is one program file: where it is (symlinks resolved) and what it is.
@@ -116,7 +125,7 @@ func executable(path string) (File, bool) {
 	if syscall.Stat(path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o111 == 0 {
 		return File{}, false
 	}
-	return File{Path: path, ID: FileID{Dev: uint64(st.Dev), Ino: st.Ino}}, true
+	return File{Path: path, ID: idOf(&st)}, true
 }
 
 // Names are the program names the session knows, sorted: every name

@@ -33,6 +33,10 @@ type Spec struct {
 	Dir string `json:"dir,omitempty"`
 	// ReadOnly are the directories bind-mounted read-only inside.
 	ReadOnly []string `json:"read_only"`
+	// Hide are paths covered inside: a directory by an empty read-only
+	// tmpfs, anything else by /dev/null (the credential store, the
+	// session logs, the keyring's bus socket).
+	Hide []string `json:"hide,omitempty"`
 	// Exec are the files any process of the call may execute; Landlock
 	// refuses every other execve. Path must be one of them.
 	Exec []string `json:"exec"`
