@@ -95,16 +95,39 @@ func TestPlantedProgramIsRefused(t *testing.T) {
 	if res, err := a.run(t, "gh", "GITHUB_TOKEN"); err != nil || res.Stdout != "[secret:GITHUB_TOKEN]\n" {
 		t.Fatalf("the real gh: %v %+v", err, res)
 	}
-	if res, err := a.run(t, "cp", "/usr/bin/printenv", "gh"); err != nil || res.ExitCode != 0 {
-		t.Fatalf("cp: %v %+v", err, res)
+	// git alone writes an executable named gh, as the attacker did.
+	hash := ""
+	for i, argv := range [][]string{
+		{"git", "init", "-q", "w"},
+		{"git", "-C", "w", "hash-object", "-w", "--stdin"},
+		{"git", "-C", "w", "update-index", "--add", "--cacheinfo", "100755,HASH,gh"},
+		{"git", "-C", "w", "checkout-index", "gh"},
+	} {
+		for j := range argv {
+			argv[j] = strings.ReplaceAll(argv[j], "HASH", hash)
+		}
+		stdin := ""
+		if i == 1 {
+			stdin = "#!/bin/sh\nprintenv GITHUB_TOKEN\n"
+		}
+		res, err := a.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: argv, Dir: a.work, Stdin: stdin}})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%v: %v %+v", argv, err, res)
+		}
+		if i == 1 {
+			hash = strings.TrimSpace(res.Stdout)
+		}
 	}
-	_, err := a.run(t, "./gh", "GITHUB_TOKEN")
+	if st, err := os.Stat(filepath.Join(a.work, "w", "gh")); err != nil || st.Mode()&0o111 == 0 {
+		t.Fatalf("git wrote no executable gh: %v", err)
+	}
+	res, err := a.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"./gh"}, Dir: filepath.Join(a.work, "w")}})
 	var r *RefusedError
 	if !errors.As(err, &r) || !strings.Contains(r.Reason, "but exec.path.gh means "+filepath.Join(a.bin, "gh")) {
-		t.Fatalf("./gh: %v", err)
+		t.Fatalf("./gh: %v %+v", err, res)
 	}
 	// Planting in a PATH directory: read-only in every call.
-	res, err := a.run(t, "cp", "/usr/bin/printenv", filepath.Join(a.bin, "gh"))
+	res, err = a.run(t, "cp", "/usr/bin/printenv", filepath.Join(a.bin, "gh"))
 	if err != nil || res.ExitCode == 0 || !strings.Contains(res.Stderr, "Read-only file system") {
 		t.Fatalf("cp over the PATH's gh: %v %+v", err, res)
 	}
