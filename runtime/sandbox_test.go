@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
 
@@ -440,5 +441,56 @@ func TestReplacedInitIsRefused(t *testing.T) {
 	var r *RefusedError
 	if !errors.As(err, &r) || !strings.Contains(r.Reason, "not the file the session started with") {
 		t.Fatalf("a replaced init: %v", err)
+	}
+}
+
+// TestDeclaredCallCappedByOrg: an org ceiling that does not allow a
+// declared call keeps it from running, and a project rule naming it as
+// deny does too.
+func TestDeclaredCallCappedByOrg(t *testing.T) {
+	project := strings.Replace(attackPolicy, ".secrets =", `.programs = .{ .{ .name = "env", .calls = .{"exec.path.printenv", "exec.path.id", "exec.path.whoami"} } },
+    .secrets =`, 1)
+	project = strings.Replace(project, `.deny = .{ "exec.path.curl" }`, `.deny = .{ "exec.path.curl", "exec.path.id" }`, 1)
+	org := `.{ .name = "acme", .policy = .{ .default = .allow, .deny = .{"exec.path.printenv"} } }`
+	p, ds, err := load.FromSources(context.Background(), load.Input{Configs: []load.Source{{Name: "chock.zon", Data: []byte(project)}},
+		Orgs: []load.Source{{Name: "org.zon", Data: []byte(org)}}, Unlinted: true})
+	if err != nil {
+		t.Fatalf("%v %v", err, ds)
+	}
+	s, err := New(context.Background(), Options{Engine: p.Engine, Config: p.Config, LogDir: t.TempDir(), TempDir: t.TempDir(), BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for prog, want := range map[string]int{"printenv": 126, "id": 126, "whoami": 0} {
+		res, err := s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"env", prog}}})
+		if err != nil || res.ExitCode != want {
+			t.Errorf("env %s: %v %+v, want exit %d", prog, err, res, want)
+		}
+	}
+}
+
+// TestBackgroundDiesWithTheSession: a background command's sandbox goes
+// when the session ends.
+func TestBackgroundDiesWithTheSession(t *testing.T) {
+	a := newAttack(t)
+	marker := fmt.Sprintf("40.%d9", os.Getpid())
+	if _, err := a.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", "setsid sleep " + marker + " & sleep " + marker}, Background: true}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(withMarker(marker)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(withMarker(marker)); n < 2 {
+		t.Fatalf("%d background processes started", n)
+	}
+	a.s.Close()
+	deadline = time.Now().Add(2 * time.Second)
+	for len(withMarker(marker)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("background processes %v outlived the session", withMarker(marker))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
