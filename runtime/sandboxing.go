@@ -186,6 +186,7 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 		return rights, allow, nil
 	}
 	own := *rights
+	own.dirs = append([]string(nil), rights.dirs...)
 	own.by = make(map[sandbox.FileID]verdict, len(rights.by))
 	for k, v := range rights.by {
 		own.by[k] = v
@@ -204,6 +205,7 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 		}
 		for _, f := range s.programs.Means(n) {
 			allow = append(allow, f.Path)
+			own.dirs = append(own.dirs, filepath.Dir(f.Path)) // read-only, like every program's
 			if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {
 				allow = append(allow, interp)
 			}

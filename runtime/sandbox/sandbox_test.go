@@ -92,3 +92,18 @@ func TestSetsidChildDies(t *testing.T) {
 		}
 	}
 }
+
+// TestMountsCannotBeUndone: a call cannot unmount or remount rw what the
+// init mounted (Landlock forbids a restricted process to change the mount
+// topology), nor reach a copy of a program through memfd.
+func TestMountsCannotBeUndone(t *testing.T) {
+	allow := append(interp(t, "/usr/bin/dash"), "/usr/bin/umount", "/usr/bin/mount")
+	script := "umount -l /usr/bin; echo umount=$?; mount -o remount,bind,rw /usr/bin; echo remount=$?; touch /usr/bin/chock-rw-test; echo touch=$?"
+	out, _, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", script}, Exec: allow, ReadOnly: []string{"/usr/bin"}, Notify: true})
+	os.Remove("/usr/bin/chock-rw-test")
+	for _, want := range []string{"umount=32", "remount=32", "touch=1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %s in %q", want, out)
+		}
+	}
+}
