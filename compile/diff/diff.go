@@ -33,8 +33,9 @@ type Side struct {
 
 // Options bound the comparison.
 type Options struct {
-	// Max is the most regions compared (region.DefaultMax when 0); more
-	// ends Diff with a *region.LimitError.
+	// Max is the most regions compared (when 0, region.Limit of the
+	// number of patterns of both sides); more ends Diff with a
+	// *region.LimitError.
 	Max int
 }
 
@@ -202,9 +203,19 @@ func Diff(before, after Side, o Options) (*Report, error) {
 	ot, nt := secretTrie(os), secretTrie(ns)
 	shapes = append(shapes, ot.Shape(), nt.Shape(), programs.Shape())
 
+	limit := o.Max
+	if limit <= 0 {
+		n := len(os) + len(ns)
+		for _, e := range []*native.Evaluator{oe, ne} {
+			for _, l := range e.Layers {
+				n += len(l.Policy.Rules)
+			}
+		}
+		limit = region.Limit(n)
+	}
 	rep := &Report{Changes: []Change{}, Secrets: []SecretChange{}, Servers: []ServerChange{}}
 	var err error
-	rep.Regions, err = region.Walk(shapes, region.Options{Whole: whole, Focus: focus, Max: o.Max}, func(r region.Region, w action.Action) error {
+	rep.Regions, err = region.Walk(shapes, region.Options{Whole: whole, Focus: focus, Max: limit}, func(r region.Region, w action.Action) error {
 		var kept *region.Region
 		keep := func() *region.Region {
 			if kept == nil {

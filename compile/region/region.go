@@ -183,7 +183,18 @@ func (r Region) MarshalJSON() ([]byte, error) {
 // DefaultMax is the most regions a walk visits unless told otherwise.
 // Policies written as chock's namespaces are (literal prefixes, trailing
 // '*') stay far below it: 10,000 rules make about 20,000 regions.
-const DefaultMax = 200_000
+const DefaultMax = 100_000
+
+// PerPattern is how many regions Limit allows each pattern beyond
+// DefaultMax: such policies make about two a pattern.
+const PerPattern = 8
+
+// Limit is the cap for a walk over n patterns: DefaultMax, or PerPattern
+// regions a pattern when that is more. Real policies of any size stay
+// under it; patterns built to multiply regions (their number grows as
+// about 4^k with k positions of '*' between literals) meet it at once,
+// and the work stays linear in the policy's size.
+func Limit(n int) int { return max(DefaultMax, PerPattern*n) }
 
 // LimitError ends a walk that would visit more than Max regions.
 type LimitError struct{ Max int }
