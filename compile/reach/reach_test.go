@@ -1,11 +1,16 @@
 package reach
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/compile/native"
+	"github.com/chockhq/chock/compile/region"
 )
 
 func TestDiff(t *testing.T) {
@@ -25,17 +30,176 @@ func TestReport(t *testing.T) {
 		t.Fatal(ds)
 	}
 	o, _ := config.LoadOrg("org.zon", []byte(`.{ .name = "o", .policy = .{ .deny = .{"secret.use.T"} } }`))
-	got := strings.Join(Report(c, []*config.Org{o}), "\n")
+	lines, err := Report(c, []*config.Org{o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(lines, "\n")
 	for _, want := range []string{
 		"secret T -> server s: secret.use deny at start, not given (header Authorization)",
 		"secret F -> server s: secret.use allow at start, not given (file F)",
 		"server s: host mcp.s.host.com.example.s allow at start (starts)",
 		"server s: tool mcp.s.tool.read allow",
-		"server s: any other tool deny",
-		"broad: exec.path.node allow reaches node runs other programs, so every program",
+		"broad: exec.path.node allow reaches node, which runs other programs, so every program",
+		"grant mcp.<not s>.tool.read allow",
+		"grant secret.use.<not T> allow",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+}
+
+// TestEveryGrant: each grant the issue that made reach exact tried (a
+// fetch host, a program that was denied, a new program, model.select,
+// nix.build) shows as a line of its own.
+func TestEveryGrant(t *testing.T) {
+	const base = `.{ .policy = .{ .allow = .{ "exec.path.gh", "exec.path.terraform" }, .deny = .{ "exec.path.terraform" } } }`
+	report := func(src string) []string {
+		c, ds := config.Load("chock.zon", []byte(src))
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		lines, err := Report(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lines
+	}
+	before := report(base)
+	for grant, line := range map[string]string{
+		"net.fetch.com.evil.*": "grant net.fetch.com.evil.* allow",
+		"exec.path.rm":         "grant exec.path.rm allow",
+		"model.select":         "grant model.select allow",
+		"nix.build":            "grant nix.build allow",
+	} {
+		after := report(strings.Replace(base, `"exec.path.gh",`, `"exec.path.gh", "`+grant+`",`, 1))
+		added, removed := Diff(before, after)
+		if !reflect.DeepEqual(added, []string{line}) || len(removed) != 0 {
+			t.Errorf("allow %s: added %q, removed %q", grant, added, removed)
+		}
+	}
+	after := report(strings.Replace(base, `.deny = .{ "exec.path.terraform" }`, `.deny = .{}`, 1))
+	if added, _ := Diff(before, after); !reflect.DeepEqual(added, []string{"grant exec.path.terraform allow"}) {
+		t.Errorf("terraform no longer denied: added %q", added)
+	}
+}
+
+// TestCheckAgainstBruteForce: checking the reach pinned from one random
+// policy against another names, for every random action whose grant
+// changed, exactly one region holding it, with what it was and is; and
+// checking a policy against its own reach names nothing.
+func TestCheckAgainstBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 9))
+	words := []string{"exec", "path", "gh", "mcp", "tool", "x"}
+	pattern := func() string {
+		for {
+			segs := make([]string, 1+r.IntN(4))
+			for i := range segs {
+				if r.IntN(3) == 0 {
+					segs[i] = "*"
+				} else {
+					segs[i] = words[r.IntN(len(words))]
+				}
+			}
+			if p := strings.Join(segs, "."); p != "*" {
+				return p
+			}
+		}
+	}
+	policy := func() *config.Config {
+		c := &config.Config{File: "chock.zon"}
+		if r.IntN(3) == 0 {
+			c.Policy.Default = config.Field[config.Decision]{Value: config.Decision(r.IntN(3)), Set: true}
+		}
+		for i := 0; i < 1+r.IntN(8); i++ {
+			c.Policy.Rules = append(c.Policy.Rules, &config.Rule{Pattern: action.MustPattern(pattern()), Decision: config.Decision(r.IntN(3))})
+		}
+		return c
+	}
+	changeRE := regexp.MustCompile(`^grant (.*) (allow|ask|deny)(?: \((deny) at start\))? \((?:was|now) (allow|ask|deny)(?: \((deny) at start\))?\)$`)
+	for round := 0; round < 300; round++ {
+		a, b := policy(), policy()
+		pinned, err := Report(a, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if added, removed, err := Check(pinned, a, nil); err != nil || len(added)+len(removed) > 0 {
+			t.Fatalf("round %d: a policy against its own reach: +%q -%q %v", round, added, removed, err)
+		}
+		added, removed, err := Check(pinned, b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type change struct {
+			reg      region.Region
+			was, now grant
+		}
+		var changes []change
+		read := func(line string, isNow bool) {
+			m := changeRE.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("round %d: line %q", round, line)
+			}
+			reg, err := region.Parse(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := func(loop, start string) grant {
+				d, _ := config.ParseDecision(loop)
+				s := d
+				if start != "" {
+					s, _ = config.ParseDecision(start)
+				}
+				return grant{d, s}
+			}
+			first, second := g(m[2], m[3]), g(m[4], m[5])
+			if isNow {
+				changes = append(changes, change{reg, second, first})
+			} else {
+				changes = append(changes, change{reg, first, second})
+			}
+		}
+		for _, l := range added {
+			read(l, true)
+		}
+		for _, l := range removed {
+			read(l, false)
+		}
+		ea, eb := native.New(a, nil), native.New(b, nil)
+		for k := 0; k < 500; k++ {
+			act := make(action.Action, 1+r.IntN(6))
+			for i := range act {
+				act[i] = words[r.IntN(len(words))]
+				if r.IntN(5) == 0 {
+					act[i] = "fresh"
+				}
+			}
+			was := grant{ea.Decide(act, config.Loop).Decision, ea.Decide(act, config.Start).Decision}
+			now := grant{eb.Decide(act, config.Loop).Decision, eb.Decide(act, config.Start).Decision}
+			var in []change
+			for _, c := range changes {
+				if c.reg.Contains(act) {
+					in = append(in, c)
+				}
+			}
+			switch {
+			case len(in) > 1:
+				t.Fatalf("round %d: %s in %d changed regions", round, act, len(in))
+			case was != now && len(in) == 0:
+				t.Fatalf("round %d: %s changed %v -> %v; Check said +%q -%q", round, act, was, now, added, removed)
+			case len(in) == 1 && (in[0].was != was || in[0].now != now):
+				t.Fatalf("round %d: %s changed %v -> %v, its region %s says %v -> %v", round, act, was, now, in[0].reg, in[0].was, in[0].now)
+			}
+		}
+	}
+}
+
+func TestCheckRefusesABadGrant(t *testing.T) {
+	c := &config.Config{File: "chock.zon"}
+	for _, bad := range []string{"grant exec.path.gh", "grant exec..gh allow", "grant exec.path.gh maybe", "grant x.<not a allow"} {
+		if _, _, err := Check([]string{bad}, c, nil); err == nil || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%q: %v", bad, err)
 		}
 	}
 }

@@ -118,11 +118,14 @@ func (r Region) Clone() Region {
 
 // String writes the region as patterns read: literals as they are, a
 // segment that excludes literals as <not a,b>, any one segment as <any>,
-// and further segments as a trailing ".*" (one or more, as in a pattern).
+// and further segments as a trailing ".*" (one or more, as in a pattern);
+// every action is "*". A literal holding \, <, > or , has a \ before each, so that Parse reads
+// the text back.
 func (r Region) String() string { return r.Format(-1) }
 
 // Format is String with at most max literals named in each <not ...>
-// (the rest counted: <not a,b,… 12 more>); max < 0 names them all.
+// (the rest counted: <not a,b,… 12 more>), for display; max < 0 names
+// them all.
 func (r Region) Format(max int) string {
 	var b strings.Builder
 	for i, g := range r.Segs {
@@ -131,7 +134,7 @@ func (r Region) Format(max int) string {
 		}
 		switch {
 		case !g.Other:
-			b.WriteString(g.Lit)
+			b.WriteString(escape(g.Lit))
 		case len(g.Not) == 0:
 			b.WriteString("<any>")
 		default:
@@ -140,17 +143,128 @@ func (r Region) Format(max int) string {
 			if max >= 0 && n > max {
 				n = max
 			}
-			b.WriteString(strings.Join(g.Not[:n], ","))
+			for k, l := range g.Not[:n] {
+				if k > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(escape(l))
+			}
 			if rest := len(g.Not) - n; rest > 0 {
 				fmt.Fprintf(&b, ",… %d more", rest)
 			}
 			b.WriteByte('>')
 		}
 	}
-	if r.More {
+	switch {
+	case r.More && len(r.Segs) == 0:
+		b.WriteString("*") // every action
+	case r.More:
 		b.WriteString(".*")
 	}
 	return b.String()
+}
+
+const special = `\<>,`
+
+func escape(lit string) string {
+	if !strings.ContainsAny(lit, special) {
+		return lit
+	}
+	var b strings.Builder
+	for _, c := range []byte(lit) {
+		if strings.IndexByte(special, c) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// Parse reads a region as String writes it. The literals of a <not ...>
+// may come in any order; each literal must be a valid action segment.
+func Parse(s string) (Region, error) {
+	var r Region
+	if s == "*" {
+		return Region{More: true}, nil // every action
+	}
+	if rest, ok := strings.CutSuffix(s, ".*"); ok {
+		r.More, s = true, rest
+	}
+	if s == "" {
+		return Region{}, errors.New("empty region")
+	}
+	for _, part := range strings.Split(s, ".") {
+		var g Seg
+		switch {
+		case part == "<any>":
+			g = Seg{Other: true, Not: []string{}}
+		case strings.HasPrefix(part, "<not ") && strings.HasSuffix(part, ">") && !escaped(part, len(part)-1):
+			lits, err := unescapeList(part[len("<not ") : len(part)-1])
+			if err != nil {
+				return Region{}, fmt.Errorf("segment %q: %w", part, err)
+			}
+			slices.Sort(lits)
+			g = Seg{Other: true, Not: slices.Compact(lits)}
+		default:
+			lits, err := unescapeList(part)
+			if err != nil || len(lits) != 1 {
+				return Region{}, fmt.Errorf("segment %q is neither a literal, <any> nor <not ...>", part)
+			}
+			g = Seg{Lit: lits[0]}
+		}
+		r.Segs = append(r.Segs, g)
+	}
+	if len(r.Segs) > action.MaxSegments || r.More && len(r.Segs) >= action.MaxSegments {
+		return Region{}, fmt.Errorf("a region of more than %d segments", action.MaxSegments)
+	}
+	return r, nil
+}
+
+// escaped says whether the byte at i has an odd run of \ before it.
+func escaped(s string, i int) bool {
+	n := 0
+	for i--; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// unescapeList splits s at its unescaped commas and undoes escape on
+// each part, which must be a valid action segment.
+func unescapeList(s string) ([]string, error) {
+	var out []string
+	var b strings.Builder
+	flush := func() error {
+		lit := b.String()
+		b.Reset()
+		if a, err := action.ParseAction(lit); err != nil || len(a) != 1 {
+			return fmt.Errorf("%q is not an action segment", lit)
+		}
+		out = append(out, lit)
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			if i+1 == len(s) || strings.IndexByte(special, s[i+1]) < 0 {
+				return nil, errors.New("a \\ escapes only \\, <, > and ,")
+			}
+			i++
+			b.WriteByte(s[i])
+		case c == ',':
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		case c == '<' || c == '>':
+			return nil, fmt.Errorf("an unescaped %q", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // MarshalJSON writes {"segments":["exec","path",{"not":["curl","gh"]}],"more":false}:

@@ -293,3 +293,175 @@ func TestEmptyFocus(t *testing.T) {
 		t.Fatal(n, err)
 	}
 }
+
+// TestMapAgainstBruteForce: a function given on the regions of a walk
+// reads back, from Map's coarsest regions, as the same function; and a
+// walk split further by patterns the function ignores gives the very
+// same regions.
+func TestMapAgainstBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 8))
+	for round := 0; round < 300; round++ {
+		pats, shapes := patternSet(r)
+		// f: a value from the match vector, few values so that many
+		// regions share one.
+		f := func(a action.Action) int {
+			v := 0
+			for i, p := range pats {
+				if p.Matches(a) {
+					v = (v + i + 1) % 3
+				}
+			}
+			return v
+		}
+		read := func(shapes []action.Shape, focus []action.Pattern) []visited {
+			var m Map[int]
+			_, err := Walk(shapes, Options{Whole: focus == nil, Focus: focus}, func(reg Region, w action.Action) error {
+				m.Set(reg, f(w))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []visited
+			for reg, v := range m.Regions {
+				out = append(out, visited{reg.Clone(), action.Action{strings.Repeat("v", v)}})
+			}
+			return out
+		}
+		got := read(shapes, nil)
+		var m Map[int]
+		Walk(shapes, Options{Whole: true}, func(reg Region, w action.Action) error {
+			m.Set(reg, f(w))
+			return nil
+		})
+		for k := 0; k < 300; k++ {
+			a := randAction(r)
+			want := f(a)
+			if v := m.Get(a); v != want {
+				t.Fatalf("%v: Get(%s) = %d, want %d", pats, a, v, want)
+			}
+			// The map's own shape, walked beside nothing else, splits the
+			// space into regions of one value each.
+			if k == 0 {
+				Walk([]action.Shape{m.Shape()}, Options{Whole: true}, func(reg Region, w action.Action) error {
+					for j := 0; j < 20; j++ {
+						b := randAction(r)
+						if reg.Contains(b) && m.Get(b) != m.Get(w) {
+							t.Fatalf("%v: %s and %s lie in the map's region %s with values %d, %d", pats, b, w, reg, m.Get(b), m.Get(w))
+						}
+					}
+					return nil
+				})
+			}
+			var in []visited
+			for _, v := range got {
+				if v.r.Contains(a) {
+					in = append(in, v)
+				}
+			}
+			switch {
+			case len(in) > 1:
+				t.Fatalf("%v: %s lies in %d regions", pats, a, len(in))
+			case len(in) == 0 && want != 0:
+				t.Fatalf("%v: %s has value %d and no region", pats, a, want)
+			case len(in) == 1 && len(in[0].wit[0]) != want:
+				t.Fatalf("%v: %s has value %d, its region %s says %d", pats, a, want, in[0].r, len(in[0].wit[0]))
+			}
+		}
+		// More patterns split the walk further; the function, and so the
+		// regions, are the same.
+		_, more := patternSet(r)
+		again := read(append(slices.Clone(shapes), more...), nil)
+		if len(again) != len(got) {
+			t.Fatalf("%v: %d regions, %d with more patterns", pats, len(got), len(again))
+		}
+		for i := range got {
+			if got[i].r.String() != again[i].r.String() || got[i].wit[0] != again[i].wit[0] {
+				t.Fatalf("%v: region %d is %s=%d, with more patterns %s=%d", pats, i, got[i].r, len(got[i].wit[0]), again[i].r, len(again[i].wit[0]))
+			}
+		}
+	}
+}
+
+func TestMapMerges(t *testing.T) {
+	// exec.path.gh and exec.path.curl take what the other programs do:
+	// one region, exec.path.* less the nothing it names.
+	shapes := shapesOf("exec.path.gh", "exec.path.curl", "exec.*")
+	var m Map[bool]
+	Walk(shapes, Options{Whole: true}, func(r Region, w action.Action) error {
+		m.Set(r, len(w) >= 2 && w[0] == "exec" && !(len(w) == 2 && w[1] == "path"))
+		return nil
+	})
+	var got []string
+	for r := range m.Regions {
+		got = append(got, r.String())
+	}
+	want := []string{"exec.<not path>", "exec.<not path>.*", "exec.path.*"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, s := range []string{
+		"exec.path.<not curl,gh>",
+		"exec.path.<not curl,gh>.*",
+		"mcp.<any>.tool.*",
+		`x.\<any\>.a\,b.<not \<\>,\\>`,
+		"secret.use.GITHUB_TOKEN",
+	} {
+		r, err := Parse(s)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", s, err)
+			continue
+		}
+		if r.String() != s {
+			t.Errorf("Parse(%q).String() = %q", s, r.String())
+		}
+	}
+	r, err := Parse(`a.\<any\>`)
+	if err != nil || r.Segs[1].Other || r.Segs[1].Lit != "<any>" {
+		t.Errorf("an escaped literal: %+v %v", r, err)
+	}
+	for _, bad := range []string{"", ".*", "a..b", "a.<not >", "a.<not b", "a.b>c", `a.\q`, "a.<not a.b>", "a b", strings.Repeat("a.", 32) + "*"} {
+		if r, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) = %s, want an error", bad, r)
+		}
+	}
+	// Every region of a walk reads back as itself.
+	rr := rand.New(rand.NewPCG(1, 1))
+	for round := 0; round < 50; round++ {
+		_, shapes := patternSet(rr)
+		for _, v := range walkAll(t, shapes, Options{Whole: true}) {
+			back, err := Parse(v.r.String())
+			if err != nil || back.String() != v.r.String() || !back.Contains(v.wit) {
+				t.Fatalf("%s: %s %v", v.r, back, err)
+			}
+		}
+	}
+}
+
+// FuzzParse: a region that parses writes out as text that parses to the
+// same region, and its witness lies in it.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"exec.path.<not curl,gh>.*", "mcp.<any>.tool.x", `a.\<\>.<not \,>`, "x.*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := Parse(s)
+		if err != nil {
+			return
+		}
+		text := r.String()
+		back, err := Parse(text)
+		if err != nil {
+			t.Fatalf("Parse(%q) = %q, which does not parse: %v", s, text, err)
+		}
+		if back.String() != text {
+			t.Fatalf("%q -> %q -> %q", s, text, back.String())
+		}
+		if w := r.Witness(); !r.Contains(w) {
+			t.Fatalf("%q: witness %s is not in it", s, w)
+		}
+	})
+}
