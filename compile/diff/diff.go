@@ -162,28 +162,6 @@ func (r *Report) Widened() bool {
 	return false
 }
 
-// Counts are the number of widened and narrowed entries (decision changes
-// by phase, secret offers, servers).
-func (r *Report) Counts() (widened, narrowed int) {
-	count := func(kind string) {
-		if kind == Widened {
-			widened++
-		} else {
-			narrowed++
-		}
-	}
-	for _, c := range r.Changes {
-		count(c.Kind)
-	}
-	for _, s := range r.Secrets {
-		count(s.Kind)
-	}
-	for _, s := range r.Servers {
-		count(s.Kind)
-	}
-	return widened, narrowed
-}
-
 // programs is exec.path.*: in the walk, so that program regions are told
 // apart from the rest of exec.* and their secret offers are compared.
 var programs = func() *action.Trie[struct{}] {
@@ -215,33 +193,29 @@ func Diff(before, after Side, o Options) (*Report, error) {
 	}
 	rep := &Report{Changes: []Change{}, Secrets: []SecretChange{}, Servers: []ServerChange{}}
 	var err error
+	// What changed in each region the walk visits is mapped, and read back
+	// as the coarsest regions that say it: a rule that changes nothing
+	// splits no reported region.
+	var decisions region.Map[verdict]
+	var offered region.Map[string]
+	offerChanges := map[string]SecretChange{}
 	rep.Regions, err = region.Walk(shapes, region.Options{Whole: whole, Focus: focus, Max: limit}, func(r region.Region, w action.Action) error {
-		var kept *region.Region
-		keep := func() *region.Region {
-			if kept == nil {
-				c := r.Clone()
-				kept = &c
-			}
-			return kept
-		}
-		for _, phase := range []config.Phase{config.Loop, config.Start} {
+		var v verdict
+		for i, phase := range []config.Phase{config.Loop, config.Start} {
 			or, nr := oe.Decide(w, phase), ne.Decide(w, phase)
-			if or.Decision == nr.Decision {
-				continue
+			if or.Decision != nr.Decision {
+				v[i] = move{or.Decision, nr.Decision, decider(or), decider(nr)}
 			}
-			kind := Narrowed
-			if nr.Decision > or.Decision {
-				kind = Widened
-			}
-			rep.Changes = append(rep.Changes, Change{
-				Region: *keep(), Phase: phase, Old: or.Decision, New: nr.Decision, Kind: kind,
-				Witness: w.String(), OldRule: decider(or), NewRule: decider(nr),
-			})
+		}
+		if v != (verdict{}) {
+			decisions.Set(r, v)
 		}
 		if len(w) > 2 && w[0] == "exec" && w[1] == "path" {
 			if added, removed := offerDiff(offers(os, func(s *config.Secret) bool { return s.OfferedToCall(w) }),
 				offers(ns, func(s *config.Secret) bool { return s.OfferedToCall(w) })); len(added)+len(removed) > 0 {
-				rep.Secrets = append(rep.Secrets, SecretChange{Region: keep(), Witness: w.String(), Kind: offerKind(added), Added: added, Removed: removed})
+				key := offerKey(added, removed)
+				offerChanges[key] = SecretChange{Kind: offerKind(added), Added: added, Removed: removed}
+				offered.Set(r, key)
 			}
 		}
 		return nil
@@ -249,8 +223,51 @@ func Diff(before, after Side, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	for r, v := range decisions.Regions {
+		reg := r.Clone()
+		for i, phase := range []config.Phase{config.Loop, config.Start} {
+			m := v[i]
+			if m == (move{}) {
+				continue
+			}
+			kind := Narrowed
+			if m.new > m.old {
+				kind = Widened
+			}
+			rep.Changes = append(rep.Changes, Change{Region: reg, Phase: phase, Old: m.old, New: m.new, Kind: kind,
+				Witness: reg.Witness().String(), OldRule: m.oldRule, NewRule: m.newRule})
+		}
+	}
+	for r, key := range offered.Regions {
+		reg := r.Clone()
+		c := offerChanges[key]
+		c.Region, c.Witness = &reg, reg.Witness().String()
+		rep.Secrets = append(rep.Secrets, c)
+	}
 	rep.Servers, rep.Secrets = servers(before.Config, after.Config, rep.Secrets)
 	return rep, nil
+}
+
+// A move is a decision changed in one phase, with the rule on each side;
+// a verdict is a region's moves at loop and at start (zero: none).
+type (
+	move struct {
+		old, new         config.Decision
+		oldRule, newRule Rule
+	}
+	verdict [2]move
+)
+
+// offerKey names a change of offers, for region.Map.
+func offerKey(added, removed []Offer) string {
+	var b strings.Builder
+	for _, o := range added {
+		b.WriteString("+" + o.key() + "\x00" + o.To + "\x01")
+	}
+	for _, o := range removed {
+		b.WriteString("-" + o.key() + "\x00" + o.To + "\x01")
+	}
+	return b.String()
 }
 
 // decider is the rule that decided a result: the deciding rule (or
