@@ -203,3 +203,28 @@ func TestCheckRefusesABadGrant(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheck: any snapshot text is read without a panic; a grant line that
+// reads back is a region and decisions, and checking the policy's own
+// reach names nothing.
+func FuzzCheck(f *testing.F) {
+	c, ds := config.Load("chock.zon", []byte(`.{ .policy = .{ .allow = .{ "exec.path.gh", "mcp.*.tool.x" }, .ask = .{"net.fetch.*"} } }`))
+	if ds.HasErrors() {
+		f.Fatal(ds)
+	}
+	own, err := Report(c, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if added, removed, err := Check(own, c, nil); err != nil || len(added)+len(removed) > 0 {
+		f.Fatalf("own reach: +%q -%q %v", added, removed, err)
+	}
+	f.Add(strings.Join(own, "\n"))
+	f.Add("grant exec.path.<not gh,\\<> ask (deny at start)\ngrant * allow")
+	f.Fuzz(func(t *testing.T, snapshot string) {
+		lines := strings.Split(snapshot, "\n")
+		if _, _, err := Check(lines, c, nil); err != nil && !strings.HasPrefix(err.Error(), "line ") {
+			t.Fatalf("an error that names no line: %v", err)
+		}
+	})
+}
