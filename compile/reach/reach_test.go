@@ -1,9 +1,11 @@
 package reach
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,6 +197,23 @@ func TestCheckAgainstBruteForce(t *testing.T) {
 	}
 }
 
+// TestSecretToAProgramNoRuleNames: a secret's .to splits the space as the
+// rules do, whether or not a rule names what it names.
+func TestSecretToAProgramNoRuleNames(t *testing.T) {
+	c, ds := config.Load("chock.zon", []byte(`.{ .policy = .{ .allow = .{ "exec.*", "secret.use.*" } }, .secrets = .{ .{ .name = "T", .to = "exec.path.gh" } } }`))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	lines, err := Report(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "secret T -> call exec.path.gh: secret.use allow at loop; the call itself allow (env T)"
+	if !slices.Contains(lines, want) {
+		t.Errorf("no %q in\n%s", want, strings.Join(lines, "\n"))
+	}
+}
+
 func TestCheckRefusesABadGrant(t *testing.T) {
 	c := &config.Config{File: "chock.zon"}
 	for _, bad := range []string{"grant exec.path.gh", "grant exec..gh allow", "grant exec.path.gh maybe", "grant x.<not a allow"} {
@@ -227,4 +246,82 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("an error that names no line: %v", err)
 		}
 	})
+}
+
+// TestSecretCallsAgainstBruteForce: a secret's call lines name exactly
+// the programs it is offered to and the policy does not deny, each with
+// the call's decision.
+func TestSecretCallsAgainstBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 1))
+	words := []string{"exec", "path", "gh", "x"}
+	pattern := func(first string) action.Pattern {
+		for {
+			segs := []string{first}
+			for i := r.IntN(4); i > 0; i-- {
+				if r.IntN(3) == 0 {
+					segs = append(segs, "*")
+				} else {
+					segs = append(segs, words[r.IntN(len(words))])
+				}
+			}
+			if p, err := action.ParsePattern(strings.Join(segs, ".")); err == nil {
+				return p
+			}
+		}
+	}
+	lineRE := regexp.MustCompile(`^secret (\w+) -> call (.*): secret.use \w+ at loop; the call itself (allow|ask) \(env \w+\)$`)
+	for round := 0; round < 300; round++ {
+		c := &config.Config{File: "chock.zon"}
+		for i := 0; i < 1+r.IntN(6); i++ {
+			c.Policy.Rules = append(c.Policy.Rules, &config.Rule{Pattern: pattern(words[r.IntN(len(words))]), Decision: config.Decision(r.IntN(3))})
+		}
+		for i := 0; i < 1+r.IntN(2); i++ {
+			p := pattern("exec")
+			c.Secrets = append(c.Secrets, &config.Secret{Name: config.Text{Value: fmt.Sprintf("S%d", i)}, To: config.Text{Value: p.String()}, ToPattern: config.Field[action.Pattern]{Value: p, Set: true}})
+		}
+		lines, err := Report(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type call struct {
+			secret string
+			reg    region.Region
+			d      string
+		}
+		var calls []call
+		for _, l := range lines {
+			if m := lineRE.FindStringSubmatch(l); m != nil {
+				reg, err := region.Parse(m[2])
+				if err != nil {
+					t.Fatal(err)
+				}
+				calls = append(calls, call{m[1], reg, m[3]})
+			}
+		}
+		ev := native.New(c, nil)
+		for k := 0; k < 300; k++ {
+			a := action.Action{"exec", "path"}
+			for n := 1 + r.IntN(3); n > 0; n-- {
+				a = append(a, []string{"gh", "x", "exec", "fresh"}[r.IntN(4)])
+			}
+			d := ev.Decide(a, config.Loop).Decision
+			for _, s := range c.Secrets {
+				var in []call
+				for _, cl := range calls {
+					if cl.secret == s.Name.Value && cl.reg.Contains(a) {
+						in = append(in, cl)
+					}
+				}
+				want := s.OfferedToCall(a) && d != config.Deny
+				switch {
+				case len(in) > 1:
+					t.Fatalf("round %d: %s in %d call lines of %s", round, a, len(in), s.Name.Value)
+				case want != (len(in) == 1):
+					t.Fatalf("round %d: %s -> %s: offered and allowed %v, lines %v\n%s", round, s.Name.Value, a, want, in, strings.Join(lines, "\n"))
+				case want && in[0].d != d.String():
+					t.Fatalf("round %d: %s is %v, its line says %s", round, a, d, in[0].d)
+				}
+			}
+		}
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -334,15 +335,16 @@ type Options struct {
 }
 
 // Walk partitions the action space by the patterns laid out in shapes
-// (their union) and calls visit with each region, in a fixed order: a
-// prefix itself, then its other-segment branch, then its literal branches
-// in order. Each region holds actions whose match is the same for every
-// pattern of every shape: witness is one of them (Region.Witness). The
-// region and witness are valid during the call only; Clone keeps one. n is
-// the number of regions visited.
+// (their union) and the focus patterns, and calls visit with each region,
+// in a fixed order: a prefix itself, then its other-segment branch, then
+// its literal branches in order. Each region holds actions whose match is
+// the same for every pattern of every shape and every focus pattern (so a
+// region lies wholly inside the focus): witness is one of them
+// (Region.Witness). The region and witness are valid during the call only;
+// Clone keeps one. n is the number of regions visited.
 //
 // For the regions to be exact, every pattern the caller decides with must
-// be in shapes; focus patterns need not be, but then bound nothing more.
+// be in shapes or in the focus.
 func Walk(shapes []action.Shape, o Options, visit func(r Region, witness action.Action) error) (n int, err error) {
 	w := &walker{visit: visit, max: o.Max}
 	if w.max <= 0 {
@@ -354,6 +356,11 @@ func Walk(shapes []action.Shape, o Options, visit func(r Region, witness action.
 			return 0, nil
 		}
 		focus = o.Focus
+		var t action.Trie[struct{}]
+		for _, p := range focus {
+			t.Insert(p, struct{}{})
+		}
+		shapes = append(slices.Clip(shapes), t.Shape())
 	}
 	err = w.node(shapes, 0, focus, o.Whole)
 	if errors.Is(err, SkipAll) {
@@ -427,7 +434,7 @@ func (w *walker) node(shapes []action.Shape, d int, focus []action.Pattern, all 
 
 	// Which branches hold actions in focus: all of them when everything
 	// is, or a focus pattern has '*' here; else the literals the focus
-	// patterns name (and the other branch, for one no pattern names).
+	// patterns name.
 	full := ext
 	var stars []action.Pattern
 	byLit := map[string][]action.Pattern{}
@@ -440,25 +447,9 @@ func (w *walker) node(shapes []action.Shape, d int, focus []action.Pattern, all 
 			byLit[lit] = append(byLit[lit], f)
 		}
 	}
-	has := func(lit string) bool {
-		for _, s := range shapes {
-			if _, ok := s.Literal(lit); ok {
-				return true
-			}
-		}
-		return false
-	}
-	other := full
-	var orphans []action.Pattern // focus literals no shape holds: they fall in the other branch
-	for lit, fs := range byLit {
-		if !has(lit) {
-			other = true
-			orphans = append(orphans, fs...)
-		}
-	}
-
+	// (Every focus literal is in a shape: Walk adds the focus patterns'.)
 	var lits []string // the literals of the shapes here, sorted
-	if full || other {
+	if full {
 		seen := map[string]bool{}
 		for _, s := range shapes {
 			for lit := range s.Literals {
@@ -471,32 +462,22 @@ func (w *walker) node(shapes []action.Shape, d int, focus []action.Pattern, all 
 		slices.Sort(lits)
 	}
 
-	if other {
+	if full {
 		var next []action.Shape
 		for _, s := range shapes {
 			if c, ok := s.Star(); ok {
 				next = append(next, c)
 			}
 		}
-		f := append(slices.Clip(stars), orphans...)
-		if ext || len(f) > 0 {
-			g := Seg{Other: true, Not: lits}
-			if err := w.branch(next, d, g, fresh(lits), f, ext); err != nil {
-				return err
-			}
+		g := Seg{Other: true, Not: lits}
+		if err := w.branch(next, d, g, fresh(lits), stars, ext); err != nil {
+			return err
 		}
 	}
 
-	var branchLits []string
-	if full {
-		branchLits = lits
-	} else {
-		for lit := range byLit {
-			if has(lit) {
-				branchLits = append(branchLits, lit)
-			}
-		}
-		slices.Sort(branchLits)
+	branchLits := lits
+	if !full {
+		branchLits = slices.Sorted(maps.Keys(byLit))
 	}
 	for _, lit := range branchLits {
 		f := append(slices.Clip(stars), byLit[lit]...)

@@ -166,6 +166,9 @@ func TestFocusAgainstBruteForce(t *testing.T) {
 			if len(in) == 1 && matchVector(pats, in[0].wit) != matchVector(pats, a) {
 				t.Fatalf("%v focus %v: action %s and its region %s's witness match apart", pats, focus, a, in[0].r)
 			}
+			if len(in) == 1 && matchVector(focus, in[0].wit) != matchVector(focus, a) {
+				t.Fatalf("%v focus %v: action %s and its region %s's witness match the focus apart", pats, focus, a, in[0].r)
+			}
 		}
 	}
 }
