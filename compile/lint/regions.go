@@ -127,57 +127,71 @@ func (l *linter) redundant(n int, shared map[*config.Rule]bool, first *firstRule
 	}
 	shapes := []action.Shape{s.wild.Shape()}
 	for _, r := range l.layers[n].policy.Rules {
-		if shared[r] {
-			continue
-		}
-		var makers []*config.Rule
-		byDefault := false
-		note := func(m *config.Rule) {
-			if m == nil {
-				byDefault = true
-			} else if !contains(makers, m) {
-				makers = append(makers, m)
-			}
-		}
-		if r.Pattern.IsLiteral() {
+		switch {
+		case shared[r]:
+		case r.Pattern.IsLiteral():
 			// The one action it matches, decided by the other rules.
-			d, by := s.wild.Decide(r.Pattern.Segments())
-			if d != r.Decision {
-				continue
+			if d, by := s.wild.Decide(r.Pattern.Segments()); d == r.Decision {
+				var m makers
+				m.note(by)
+				l.reportRedundant(n, r, m)
 			}
-			note(by)
-		} else {
-			if w, ok := s.witness(r); ok {
-				if d, by := s.wild.Decide(w); by == r {
-					if without, _ := s.wild.DecideExcept(w, r); without != d {
-						continue
-					}
-				}
-			}
-			changes := false
-			finished := l.walk(shapes, s, r, func(w action.Action) bool {
-				d, by := s.wild.Decide(w)
-				if by != r {
-					note(by) // a more specific rule decides here, with or without r
-					return true
-				}
-				without, instead := s.wild.DecideExcept(w, r)
-				if without != d {
-					changes = true
-					return false
-				}
-				note(instead)
-				return true
-			})
-			if changes || !finished {
-				continue
+		default:
+			if m, ok := l.redundantWild(s, shapes, r); ok {
+				l.reportRedundant(n, r, m)
 			}
 		}
-		l.wasRedundant[r] = true
-		l.add(r.Span, CodeRuleRedundant,
-			fmt.Sprintf("%q (%s) changes nothing: %s", r.Pattern, r.Decision, makersText(makers, byDefault, l.layers[n])),
-			"remove it; every action it matches is decided the same without it")
 	}
+}
+
+// makers are what decides a redundant rule's actions in its place.
+type makers struct {
+	rules     []*config.Rule
+	byDefault bool
+}
+
+func (m *makers) note(r *config.Rule) {
+	if r == nil {
+		m.byDefault = true
+	} else if !contains(m.rules, r) {
+		m.rules = append(m.rules, r)
+	}
+}
+
+// redundantWild says whether a rule with a '*' is redundant, and what
+// decides in its place.
+func (l *linter) redundantWild(s *split, shapes []action.Shape, r *config.Rule) (makers, bool) {
+	var m makers
+	if w, ok := s.witness(r); ok {
+		if d, by := s.wild.Decide(w); by == r {
+			if without, _ := s.wild.DecideExcept(w, r); without != d {
+				return m, false
+			}
+		}
+	}
+	changes := false
+	finished := l.walk(shapes, s, r, func(w action.Action) bool {
+		d, by := s.wild.Decide(w)
+		if by != r {
+			m.note(by) // a more specific rule decides here, with or without r
+			return true
+		}
+		without, instead := s.wild.DecideExcept(w, r)
+		if without != d {
+			changes = true
+			return false
+		}
+		m.note(instead)
+		return true
+	})
+	return m, finished && !changes
+}
+
+func (l *linter) reportRedundant(n int, r *config.Rule, m makers) {
+	l.wasRedundant[r] = true
+	l.add(r.Span, CodeRuleRedundant,
+		fmt.Sprintf("%q (%s) changes nothing: %s", r.Pattern, r.Decision, makersText(m.rules, m.byDefault, l.layers[n])),
+		"remove it; every action it matches is decided the same without it")
 }
 
 func contains(list []*config.Rule, r *config.Rule) bool {
