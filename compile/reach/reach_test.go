@@ -3,6 +3,8 @@ package reach
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -323,5 +325,32 @@ func TestSecretCallsAgainstBruteForce(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestExampleSnapshot: examples/reach.txt is the example's reach, as make
+// example checks it.
+func TestExampleSnapshot(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	c, ds := config.Load("examples/chock.zon", read("chock.zon"))
+	o, ds2 := config.LoadOrg("examples/org.zon", read("org.zon"))
+	if ds.HasErrors() || ds2.HasErrors() {
+		t.Fatal(ds, ds2)
+	}
+	var pinned []string
+	for _, l := range strings.Split(string(read("reach.txt")), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			pinned = append(pinned, l)
+		}
+	}
+	added, removed, err := Check(pinned, c, []*config.Org{o})
+	if err != nil || len(added)+len(removed) > 0 {
+		t.Errorf("examples/reach.txt is out of date (chock reach --org examples/org.zon --write examples/reach.txt examples/chock.zon): +%q -%q %v", added, removed, err)
 	}
 }
