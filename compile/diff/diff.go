@@ -6,10 +6,12 @@
 // reported: two policies that decide alike report nothing.
 //
 // The regions come from package region, walked over the patterns of every
-// layer of both sides and of every secret's .to. The walk is bounded to
-// the actions a changed rule or secret matches (a region no changed
-// pattern matches is decided alike on both sides), unless a layer's
-// default changed, and by a number of regions.
+// layer of both sides and of every secret's .to, and are reported in their
+// coarsest form (region.Map), so a rule that changes nothing splits no
+// reported region. The walk is bounded to the actions a changed rule or
+// secret matches (a region no changed pattern matches is decided alike on
+// both sides), unless a layer's default changed, and by a number of
+// regions.
 package diff
 
 import (
