@@ -260,6 +260,24 @@ func (s *Secret) Variable() string {
 	return s.Name.Value
 }
 
+// OfferedToCall says whether the secret is offered to a call of action a
+// (SPEC §7): its .to is a pattern under exec.* that matches a. Whether it
+// is then given is secret.use.NAME's decision.
+func (s *Secret) OfferedToCall(a action.Action) bool {
+	return s.ToPattern.Set && s.ToPattern.Value.Segments()[0] == "exec" && s.ToPattern.Value.Matches(a)
+}
+
+// OfferedToServer says whether the secret is offered to the server named
+// server (SPEC §7): its .to is under mcp.* and covers the server's whole
+// namespace (mcp.S.*, mcp.*.* or mcp.*).
+func (s *Secret) OfferedToServer(server string) bool {
+	if !s.ToPattern.Set || s.ToPattern.Value.Segments()[0] != "mcp" {
+		return false
+	}
+	ns, err := action.ParsePattern("mcp." + server + ".*")
+	return err == nil && action.Covers(s.ToPattern.Value, ns)
+}
+
 // Server is one entry of .mcp_servers.
 type Server struct {
 	Span    diag.Span
