@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/chockhq/chock/compile/action"
@@ -103,17 +104,75 @@ func sourcesOf(lists ...[]load.Source) diag.Sources {
 
 // forActions is the start of a command that decides the actions named on
 // its command line (eval, explain): the phase, the actions checked as
-// actions, then the policy.
-func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string, io stdio) (config.Phase, *load.Policy, error) {
+// actions, then those of the --actions file (actionsFile, when not ""),
+// then the policy. It returns every action, the arguments' first.
+func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string, actionsFile string, io stdio) (config.Phase, []string, *load.Policy, error) {
 	ph, err := parsePhase(phase)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if err := checkActions(cmd, args, io); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
+	}
+	actions := args
+	if actionsFile != "" {
+		if actionsFile == "-" && p.bundle == "" && p.config == "-" {
+			return 0, nil, nil, failedf(exitUsage, "--actions - and --config - both read standard input; give one a file")
+		}
+		more, err := readActions(cmd, actionsFile, io)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		actions = append(append([]string(nil), args...), more...)
 	}
 	pol, err := p.load(cmd.Context(), io)
-	return ph, pol, err
+	return ph, actions, pol, err
+}
+
+// addActionsFlag adds --actions FILE, whose actions the command does.
+func addActionsFlag(c *cobra.Command, p *string, does string) {
+	c.Flags().StringVar(p, "actions", "", does+" the actions in `FILE` (- for standard input): one a line, blank lines and # comments skipped")
+}
+
+// readActions reads an --actions file: one action a line, surrounding
+// white space trimmed, blank lines and lines starting with # skipped.
+// Every line that is not an action is reported with its line number
+// (FILE:LINE: ...), and then the command ends with exit 2, as a malformed
+// action on the command line does; so does a file with no action.
+func readActions(cmd *cobra.Command, name string, io stdio) ([]string, error) {
+	src, err := readInput(name, io)
+	if err != nil {
+		return nil, inputError(exitUsage, err)
+	}
+	var actions []string
+	bad := false
+	for i, line := range strings.Split(string(src), "\n") {
+		a := strings.TrimSpace(line)
+		if a == "" || strings.HasPrefix(a, "#") {
+			continue
+		}
+		if _, err := action.ParseAction(a); err != nil {
+			bad = true
+			var pe *action.PatternError
+			at := ""
+			if errors.As(err, &pe) {
+				at = fmt.Sprintf(" at byte %d", pe.Offset+1)
+			}
+			fmt.Fprintf(io.err, "%s:%d: %s is not an action: %s%s\n", displayName(name), i+1, safetext.Line(strconv.Quote(a)), err, at)
+			if pe != nil && pe.Hint != "" {
+				fmt.Fprintf(io.err, "    hint: %s\n", pe.Hint)
+			}
+			continue
+		}
+		actions = append(actions, a)
+	}
+	if bad {
+		return nil, reported(exitUsage)
+	}
+	if len(actions) == 0 {
+		return nil, failedf(exitUsage, "--actions %s names no action", displayName(name))
+	}
+	return actions, nil
 }
 
 // checkActions checks the actions named on the command line as actions:
@@ -121,7 +180,7 @@ func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string
 func checkActions(cmd *cobra.Command, actions []string, io stdio) error {
 	for _, a := range actions {
 		if a == "-" {
-			return failedf(exitUsage, "\"-\" is not an action; name the actions as arguments")
+			return failedf(exitUsage, "\"-\" is not an action; name the actions as arguments, or read them with --actions -")
 		}
 		if _, err := action.ParseAction(a); err != nil {
 			var pe *action.PatternError
@@ -218,28 +277,34 @@ func evalText(d *eval.Decision) string {
 func newEvalCmd(io stdio) *cobra.Command {
 	var (
 		pf               policyFlags
-		phase            string
+		phase, actions   string
 		asJSON, exitCode bool
 	)
 	c := &cobra.Command{
-		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] [--exit-code] ACTION...",
+		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] [--exit-code] [--actions FILE|-] [ACTION...]",
 		Short: "decide actions",
-		Long: `eval decides each ACTION under the policy (--config and --org, or a
-compiled --bundle) and prints one line per action,
+		Long: `eval decides each ACTION, then each action of the --actions file (one a
+line; blank lines and lines starting with # skipped; - reads standard
+input), under the policy (--config and --org, or a compiled --bundle) and
+prints one line per action,
 
     ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
 
 or with --json the decision objects, one a line. A malformed action is a
-usage error (exit 2); with --exit-code, an action not allowed is exit 1.`,
-		Args: minArgs(1),
+usage error (exit 2), one in the file reported as FILE:LINE; with
+--exit-code, an action not allowed is exit 1.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && actions == "" {
+				return usageError()
+			}
 			ctx := cmd.Context()
-			ph, p, err := pf.forActions(cmd, phase, args, io)
+			ph, all, p, err := pf.forActions(cmd, phase, args, actions, io)
 			if err != nil {
 				return err
 			}
 			refused := false
-			for _, a := range args {
+			for _, a := range all {
 				d, err := p.Engine.Decide(ctx, a, ph)
 				if err != nil {
 					return failed(exitFailed, err)
@@ -263,5 +328,6 @@ usage error (exit 2); with --exit-code, an action not allowed is exit 1.`,
 	addPhaseFlag(c, &phase)
 	c.Flags().BoolVar(&asJSON, "json", false, "print each decision object as one line of JSON")
 	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 if any action is not allowed")
+	addActionsFlag(c, &actions, "also decide")
 	return c
 }

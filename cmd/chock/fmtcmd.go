@@ -3,31 +3,44 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/chockhq/chock/internal/safefile"
+	"github.com/chockhq/chock/internal/udiff"
 	"github.com/chockhq/chock/zon"
 	"github.com/spf13/cobra"
 )
 
-// newFmtCmd is `chock fmt [-w] [--check] FILE...`.
+// newFmtCmd is `chock fmt [-w] [-d] [--check] [PATH...]`.
 func newFmtCmd(io stdio) *cobra.Command {
-	var write, check bool
+	var write, check, showDiff bool
 	c := &cobra.Command{
-		Use:   "fmt [-w] [--check] FILE...",
+		Use:   "fmt [-w] [-d] [--check] [PATH...]",
 		Short: "lay ZON files out as zig fmt does",
-		Long: `fmt prints each ZON FILE (- reads standard input) laid out as zig fmt lays
-it out: 4-space indent; a container ending in a trailing comma, or holding
-a comment or a multiline string, gets one element per line. Comments and
-literal spellings are kept; the value never changes. -w rewrites the files
-atomically; --check lists the files it would change and exits 1.`,
-		Args: minArgs(1),
+		Long: `fmt prints each ZON file laid out as zig fmt lays it out: 4-space indent;
+a container ending in a trailing comma, or holding a comment or a
+multiline string, gets one element per line. Comments and literal
+spellings are kept; the value never changes. A PATH that is a folder is
+walked for *.zon files (names starting with '.' skipped, as gofmt skips
+them); no PATH, or -, reads standard input.
+
+-w rewrites the files atomically; -d prints a unified diff of each change
+instead of the file (as gofmt -d does); --check lists the files it would
+change (with -d, shows their diffs) and exits 1 if any.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if write && check {
 				return failedf(exitUsage, "specify -w or --check but not both")
 			}
+			if len(args) == 0 {
+				args = []string{"-"}
+			}
 			ctx := cmd.Context()
 			code := exitOK
-			for _, name := range args {
+			for _, name := range fmtTargets(args, io, &code) {
 				if ctx.Err() != nil {
 					return reported(exitFailed)
 				}
@@ -44,20 +57,28 @@ atomically; --check lists the files it would change and exits 1.`,
 					continue
 				}
 				out := zon.Format(doc)
+				changed := !bytes.Equal(out, src)
+				if showDiff && changed {
+					shown := displayName(name)
+					io.out.Write(udiff.Unified(shown+".orig", shown, src, out))
+				}
 				switch {
 				case check:
-					if !bytes.Equal(out, src) {
-						fmt.Fprintln(io.out, displayName(name))
+					if changed {
+						if !showDiff {
+							fmt.Fprintln(io.out, displayName(name))
+						}
 						code = max(code, exitFailed)
 					}
 				case write && name != "-":
-					if bytes.Equal(out, src) {
+					if !changed {
 						continue
 					}
 					if err := io.aborts.critical(func() error { return safefile.Write(name, out, 0o644) }); err != nil {
 						fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
 						code = max(code, exitFailed)
 					}
+				case showDiff:
 				default:
 					stdoutFile(io).Write(out) // the file itself, byte for byte, unless shown on a terminal
 				}
@@ -68,6 +89,51 @@ atomically; --check lists the files it would change and exits 1.`,
 		},
 	}
 	c.Flags().BoolVarP(&write, "write", "w", false, "write the result back to each file instead of printing it")
+	c.Flags().BoolVarP(&showDiff, "diff", "d", false, "print a unified diff of each change instead of the file")
 	c.Flags().BoolVar(&check, "check", false, "change nothing; list the files fmt would change and exit 1 if any")
 	return c
+}
+
+// fmtTargets are the files fmt formats: each argument that is not a
+// folder as it is, and the *.zon files under each folder, walked in
+// lexical order without following links to folders; a name starting with
+// '.' below a folder given is skipped. A folder that cannot be read is
+// reported, raising code to exit 2.
+func fmtTargets(args []string, io stdio, code *int) []string {
+	var out []string
+	for _, arg := range args {
+		if fi, err := os.Stat(arg); arg == "-" || err != nil || !fi.IsDir() {
+			out = append(out, arg) // read, or reported, as a file
+			continue
+		}
+		err := filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+				*code = max(*code, exitUsage)
+				return nil
+			}
+			if p != arg && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !strings.HasSuffix(d.Name(), ".zon") {
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				// A link is formatted when it leads to a file.
+				if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+					return nil
+				}
+			}
+			out = append(out, p)
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+			*code = max(*code, exitUsage)
+		}
+	}
+	return out
 }
