@@ -96,3 +96,71 @@ func Describe(d *Decision) string {
 	}
 	return fmt.Sprintf("%s by %s rule %q at %s", d.Decision, who, l.Rule.Pattern, l.Rule.Span)
 }
+
+// Coverage is how many rules the expectations exercised, in all and in
+// each layer, as opa test --coverage counts covered lines: a rule is
+// exercised when it decided its layer for some expectation's action,
+// whatever the other layers decided.
+type Coverage struct {
+	Covered int             `json:"covered"`
+	Rules   int             `json:"rules"`
+	Layers  []LayerCoverage `json:"layers"`
+}
+
+// LayerCoverage is one layer's part of a Coverage.
+type LayerCoverage struct {
+	// Layer is the layer's spelling: "project" or "org:NAME".
+	Layer      string     `json:"layer"`
+	File       string     `json:"file"`
+	Covered    int        `json:"covered"`
+	Rules      int        `json:"rules"`
+	NotCovered []RuleMeta `json:"not_covered"`
+}
+
+// Percent is the share of rules covered, 0 to 100; with no rules at all
+// there is nothing left to exercise, and it is 100.
+func (c Coverage) Percent() float64 { return percent(c.Covered, c.Rules) }
+
+// Percent is the share of the layer's rules covered, 0 to 100.
+func (l LayerCoverage) Percent() float64 { return percent(l.Covered, l.Rules) }
+
+func percent(n, of int) float64 {
+	if of == 0 {
+		return 100
+	}
+	return 100 * float64(n) / float64(of)
+}
+
+// Below says whether the coverage is under threshold percent, compared
+// exactly (3 rules of 12 is below 25.01 and not below 25).
+func (c Coverage) Below(threshold float64) bool {
+	return float64(c.Covered)*100 < threshold*float64(c.Rules)
+}
+
+// CoverageOf counts the rules of m's layers that unused, as
+// RunExpectations returns it, leaves out.
+func CoverageOf(m Meta, unused []RuleRef) Coverage {
+	type key struct {
+		layer, name, pattern string
+		at                   diag.Pos
+	}
+	left := map[key]bool{}
+	for _, u := range unused {
+		left[key{u.Layer, u.Name, u.Rule.Pattern, u.Rule.Span.Start}] = true
+	}
+	var c Coverage
+	for _, l := range m.Layers {
+		lc := LayerCoverage{Layer: config.LayerSpelling(l.Kind, l.Name), File: l.File, Rules: len(l.Rules), NotCovered: []RuleMeta{}}
+		for _, r := range l.Rules {
+			if left[key{l.Kind, l.Name, r.Pattern, r.Span.Start}] {
+				lc.NotCovered = append(lc.NotCovered, r)
+			} else {
+				lc.Covered++
+			}
+		}
+		c.Covered += lc.Covered
+		c.Rules += lc.Rules
+		c.Layers = append(c.Layers, lc)
+	}
+	return c
+}
