@@ -106,13 +106,17 @@ func fmtTargets(args []string, io stdio, code *int) []string {
 			out = append(out, arg) // read, or reported, as a file
 			continue
 		}
-		err := filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+		root := arg
+		if fi, err := os.Lstat(arg); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			root = arg + string(filepath.Separator) // a link to a folder given: walk the folder
+		}
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
 				*code = max(*code, exitUsage)
 				return nil
 			}
-			if p != arg && strings.HasPrefix(d.Name(), ".") {
+			if p != root && strings.HasPrefix(d.Name(), ".") {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
