@@ -116,7 +116,10 @@ func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string
 	}
 	actions := args
 	if actionsFile != "" {
-		if actionsFile == "-" && p.bundle == "" && p.config == "-" {
+		switch {
+		case actionsFile == "-" && p.bundle == "-":
+			return 0, nil, nil, failedf(exitUsage, "--actions - and --bundle - both read standard input; give one a file")
+		case actionsFile == "-" && p.bundle == "" && p.config == "-":
 			return 0, nil, nil, failedf(exitUsage, "--actions - and --config - both read standard input; give one a file")
 		}
 		more, err := readActions(cmd, actionsFile, io)
