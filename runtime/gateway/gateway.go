@@ -236,8 +236,9 @@ type conn struct {
 	pending map[string]*pending // input_required rounds waiting for answers
 	order   []string            // pending's keys, oldest first
 	clients map[string]bool     // clients recorded in the log
-	ended   bool
-	endErr  error
+	// ending is closed once the session has ended; endErr is End's error.
+	ending chan struct{}
+	endErr error
 }
 
 // upstream is a server's tool as it is offered.
@@ -308,24 +309,25 @@ func serverLine(st runtime.ServerStatus) string {
 	return fmt.Sprintf("server %s: started (%s), %d tools", st.Name, where, len(st.Tools))
 }
 
-// end ends the connection's session, once.
+// end ends the connection's session, once; a second caller waits for
+// the first to be done, so the gateway's Close waits for an end under way.
 func (c *conn) end(reason string) error {
 	c.mu.Lock()
-	if c.ended {
+	if c.ending != nil {
+		done := c.ending
 		c.mu.Unlock()
+		<-done
 		return c.endErr
 	}
-	c.ended = true
+	c.ending = make(chan struct{})
 	c.mu.Unlock()
+	c.endErr = c.sess.End(reason)
 	c.g.mu.Lock()
 	delete(c.g.conns, c)
 	c.g.mu.Unlock()
-	err := c.sess.End(reason)
-	c.mu.Lock()
-	c.endErr = err
-	c.mu.Unlock()
 	c.g.logf("session %s ended: %s", c.sess.ID, reason)
-	return err
+	close(c.ending)
+	return c.endErr
 }
 
 // refresh works out what the connection is offered under the policy as it
