@@ -81,7 +81,7 @@ const Separator = "__"
 
 // MaxConnections bounds the connections open at once over HTTP: each
 // starts the configured servers of its own session.
-const MaxConnections = 16
+const MaxConnections = 64
 
 // Options configure a gateway.
 type Options struct {
