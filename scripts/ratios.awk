@@ -13,6 +13,8 @@ function name(   n) {
 /^BenchmarkDecision\// { n = name(); sub(/^BenchmarkDecision\//, "", n); dec[n] = value("ns/op") }
 /^BenchmarkExecTrue\// { n = name(); sub(/^BenchmarkExecTrue\//, "", n); ex[n] = value("ns/op") }
 /^BenchmarkMCPCall\// { n = name(); sub(/^BenchmarkMCPCall\//, "", n); mc[n] = value("ns/op") }
+/^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
+/^BenchmarkGateway(Upstream|Everything)/ { n = name(); sub(/^BenchmarkGateway/, "", n); gw[n] = value("ratio"); gwa[n] = value("reserved-ns/call"); gwb[n] = value("direct-ns/call") }
 /^BenchmarkRedact/ { red = value("MB/s") }
 /^BenchmarkCopy/ { cp = value("MB/s") }
 /^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
@@ -32,6 +34,12 @@ END {
 		printf "ratio brokered exec of /bin/true / os/exec %.2f (%s vs %s ns/op)\n", ex["brokered"] / ex["os-exec"], ex["brokered"], ex["os-exec"]
 	if (mc["direct"] > 0)
 		printf "ratio proxied MCP tools/call / direct go-sdk call %.2f (%s vs %s ns/op)\n", mc["proxied"] / mc["direct"], mc["proxied"], mc["direct"]
+	if (gw["Exec"] > 0)
+		printf "ratio gateway tools/call exec /bin/true / runtime.Session in process %.2f (%s vs %s ns/call)\n", gw["Exec"], gwa["Exec"], gwb["Exec"]
+	if (gw["Upstream"] > 0)
+		printf "ratio gateway re-served server tool / direct go-sdk call, helper server %.2f (%s vs %s ns/call)\n", gw["Upstream"], gwa["Upstream"], gwb["Upstream"]
+	if (gw["Everything"] > 0)
+		printf "ratio gateway re-served server tool / direct go-sdk call, server-everything %.2f (%s vs %s ns/call)\n", gw["Everything"], gwa["Everything"], gwb["Everything"]
 	if (cp > 0)
 		printf "ratio redaction with 8 values / io.Copy throughput %.2f (%s vs %s MB/s)\n", red / cp, red, cp
 	# Linear work costs the same per MB at every size.

@@ -90,11 +90,11 @@ func envStore() credstore.Store {
 	return s
 }
 
-// connect serves one connection over in-memory transports and returns
-// the client's session.
+// connect serves one connection over a pair of pipes, as stdio is, and
+// returns the client's session.
 func (f *fixture) connect(tb testing.TB, proto string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	tb.Helper()
-	st, ct := mcp.NewInMemoryTransports()
+	st, ct := pipes(tb)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.g.ServeStdio(ctx, st) }()
@@ -116,6 +116,20 @@ func (f *fixture) connect(tb testing.TB, proto string, opts *mcp.ClientOptions) 
 		cancel()
 	})
 	return cs
+}
+
+// pipes are two transports joined by two OS pipes: what a client that
+// starts chock mcp serve and the gateway speak over.
+func pipes(tb testing.TB) (server, client mcp.Transport) {
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &mcp.IOTransport{Reader: r1, Writer: w2}, &mcp.IOTransport{Reader: r2, Writer: w1}
 }
 
 func callText(tb testing.TB, cs *mcp.ClientSession, p *mcp.CallToolParams) (string, bool) {
