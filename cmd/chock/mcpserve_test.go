@@ -558,8 +558,19 @@ func TestMCPServeHTTPGuards(t *testing.T) {
 
 // TestMCPServeEverything: server-everything's tools re-served, with their
 // descriptions, schemas and annotations, a denied one neither listed nor
-// callable, over stdio.
+// callable, over stdio and HTTP.
 func TestMCPServeEverything(t *testing.T) {
+	mcptest.Everything(t)
+	for _, overHTTP := range []bool{false, true} {
+		name := "stdio"
+		if overHTTP {
+			name = "http"
+		}
+		t.Run(name, func(t *testing.T) { testMCPServeEverything(t, overHTTP) })
+	}
+}
+
+func testMCPServeEverything(t *testing.T, overHTTP bool) {
 	node, script := mcptest.Everything(t)
 	policy := fmt.Sprintf(`.{
     .policy = .{
@@ -569,7 +580,7 @@ func TestMCPServeEverything(t *testing.T) {
     .mcp_servers = .{ .{ .name = "everything", .command = .{ %q, %q, "stdio" } } },
 }
 `, node, script)
-	g := startGateway(t, policy, false)
+	g := startGateway(t, policy, overHTTP)
 	cs := g.connect("2025-11-25", nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -600,4 +611,57 @@ func TestMCPServeEverything(t *testing.T) {
 	if !isErr || !strings.Contains(text, "refused by chock: mcp.everything.tool.get-env") {
 		t.Errorf("get-env by name = %q (error %v)", text, isErr)
 	}
+}
+
+// TestMCPServeBundleSwap: a gateway started on a compiled bundle follows
+// the bundle file: a new one is swapped in, and the client told.
+func TestMCPServeBundleSwap(t *testing.T) {
+	g := startGateway(t, `.{ .policy = .{ .allow = .{ "exec.path.echo" } } }`, false)
+	compileTo := func(policy, out string) {
+		t.Helper()
+		src := filepath.Join(g.dir, "src.zon")
+		if err := os.WriteFile(src, []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		if code := run(context.Background(), []string{"compile", "-o", out, src}, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr}); code != 0 {
+			t.Fatalf("compile: %d %s", code, stderr.String())
+		}
+	}
+	bundle := filepath.Join(g.dir, "bundle.tar.gz")
+	compileTo(`.{ .policy = .{ .allow = .{ "exec.path.echo" } } }`, bundle)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "mcp", "serve", "--bundle", "bundle.tar.gz")
+	cmd.Dir = g.dir
+	cmd.Env = append(os.Environ(), asChockEnv+"=1", "CHOCK_STATE_DIR="+g.state)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	changed := make(chan struct{}, 4)
+	c := mcp.NewClient(&mcp.Implementation{Name: "bundle-test", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if text, isErr := call(t, cs, "exec", argv("echo", "one")); isErr {
+		t.Fatalf("echo = %q", text)
+	}
+	// A bundle written in place of the old one (compile -o replaces it whole).
+	compileTo(`.{ .policy = .{ .deny = .{ "exec.path.echo" } } }`, bundle)
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no list_changed:\n%s", stderr)
+	}
+	text, isErr := call(t, cs, "exec", argv("echo", "two"))
+	if !isErr || !strings.Contains(text, `the project rule "exec.path.echo" (deny)`) {
+		t.Errorf("echo after the swap = %q", text)
+	}
+	wantContains(t, "stderr", stderr.String(), "swapped in from bundle.tar.gz")
 }
