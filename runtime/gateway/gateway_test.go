@@ -373,3 +373,22 @@ func TestUpstreamOf(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchAndBackground: fetch_url's refusals and a background program,
+// as the model reads them.
+func TestFetchAndBackground(t *testing.T) {
+	f := newFixture(t, `.{ .policy = .{ .allow = .{ "net.fetch.com.example", "exec.path.sleep" } } }`, Options{})
+	cs := f.connect(t, "2025-11-25", nil)
+	text, isErr := callText(t, cs, &mcp.CallToolParams{Name: "fetch_url", Arguments: map[string]any{"url": "http://example.com/"}})
+	if !isErr || text != "refused by chock: net.fetch.com.example\nreason: fetch_url takes https only, not http" {
+		t.Errorf("http: %v %q", isErr, text)
+	}
+	text, isErr = callText(t, cs, &mcp.CallToolParams{Name: "fetch_url", Arguments: map[string]any{"url": "https://other.example.org/"}})
+	if !isErr || !strings.HasPrefix(text, "refused by chock: net.fetch.org.example.other\ndecision: net.fetch.org.example.other is deny, by the project default") {
+		t.Errorf("another host: %v %q", isErr, text)
+	}
+	text, isErr = callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"sleep", "30"}, "background": true}})
+	if isErr || !strings.HasPrefix(text, "started in the background, pid ") || !strings.HasSuffix(text, " (given no secrets)") {
+		t.Errorf("background: %v %q", isErr, text)
+	}
+}
