@@ -7,6 +7,7 @@ BENCHTIME ?= 1s
 
 build:
 	$(GO) build -o bin/chock ./cmd/chock
+	$(GO) build -o bin/chock-sandbox ./cmd/chock-sandbox
 
 # The whole test suite: unit, corpus, testscript CLI tests, seed-corpus fuzz
 # runs. The last line names every test that was skipped and why (a test
@@ -37,7 +38,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'Decision' -benchmem -benchtime $(BENCHTIME) ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'CompilePrepare' -benchmem -benchtime 3x ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'EngineDecide' -benchmem -benchtime $(BENCHTIME) ./eval/ | tee -a bench.out
-	$(GO) test -run '^$$' -bench 'ExecTrue|MCPCall' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Redact|Copy' -benchmem -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Gateway' -benchmem -benchtime $(BENCHTIME) ./runtime/gateway/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out

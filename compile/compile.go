@@ -145,6 +145,8 @@ type Meta struct {
 	Layers  []LayerMeta  `json:"layers"`
 	Secrets []SecretMeta `json:"secrets,omitempty"`
 	Servers []ServerMeta `json:"servers,omitempty"`
+	// Programs are the .programs entries: pinned files, declared calls.
+	Programs []ProgramMeta `json:"programs,omitempty"`
 	// Credentials is the credential store .credentials.store names (a
 	// project bundle), so a session run from the bundle reads the same one.
 	Credentials config.Store `json:"credentials"`
@@ -184,6 +186,16 @@ type ServerMeta struct {
 	Name    string   `json:"name"`
 	URL     string   `json:"url,omitempty"`
 	Command []string `json:"command,omitempty"`
+}
+
+// ProgramMeta is one .programs entry.
+type ProgramMeta struct {
+	Name  string    `json:"name"`
+	Paths []string  `json:"paths,omitempty"`
+	Calls []string  `json:"calls,omitempty"`
+	Span  diag.Span `json:"span"`
+	// Pinned says .paths is written: the program runs only as those files.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // MetaOf reads data.chock.meta from a bundle's data.
@@ -257,6 +269,16 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 				m.Command = append(m.Command, a.Value)
 			}
 			out.Servers = append(out.Servers, m)
+		}
+		for _, p := range c.Programs {
+			m := ProgramMeta{Name: p.Name.Value, Span: p.Span, Pinned: p.Paths.Set}
+			for _, t := range p.Paths.Value {
+				m.Paths = append(m.Paths, t.Value)
+			}
+			for _, t := range p.Calls.Value {
+				m.Calls = append(m.Calls, t.Value)
+			}
+			out.Programs = append(out.Programs, m)
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/mcpconn"
@@ -52,6 +53,19 @@ func (s *Session) Questions(ctx context.Context, c *Call) ([]Question, error) {
 		}
 		act = a
 	}
+	onPath := true
+	if c.Exec != nil {
+		// The program is the file its name means on the session's PATH,
+		// as Run resolves it: a program it does not name is refused.
+		r, err := s.programs.Resolve(c.Exec.Argv[0], c.Exec.Dir)
+		if err != nil {
+			return nil, nil
+		}
+		if act, err = action.Exec(r.Name); err != nil {
+			return nil, nil
+		}
+		onPath = r.OnPath
+	}
 	var qs []Question
 	ask := func(a string) (refused bool, err error) {
 		d, err := s.opts.Engine.Decide(ctx, a, config.Loop)
@@ -69,8 +83,8 @@ func (s *Session) Questions(ctx context.Context, c *Call) ([]Question, error) {
 	if refused, err := ask(act); refused || err != nil {
 		return nil, err
 	}
-	if c.Exec == nil || c.Exec.Background {
-		return qs, nil // only a program is given secrets
+	if c.Exec == nil || c.Exec.Background || !onPath {
+		return qs, nil // only a program on the PATH is given secrets
 	}
 	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Action: act})
 	if err != nil {

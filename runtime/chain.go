@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/mcpconn"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
 
@@ -28,9 +30,18 @@ type Call struct {
 
 	// Set by the time limit for the action: the call's one budget.
 	budget time.Duration
-	// Set by the secrets interceptor for the action to use.
+	// Set by the secrets interceptor for the action to use: the
+	// environment added, and file-bound secrets (written inside the
+	// sandbox, on a tmpfs at fileDir).
 	env     []string
+	files   []sandbox.SecretFile
+	fileDir string
 	cleanup []func()
+	// prog is the program an exec call runs, or identity why it runs none.
+	prog     *sandbox.Resolved
+	identity error
+	// nested counts the call's nested execs logged.
+	nested atomic.Int32
 }
 
 // Result is what a call produced, redacted.
@@ -84,6 +95,21 @@ func (s *Session) Run(ctx context.Context, c *Call) (*Result, error) {
 			return nil, err
 		}
 		c.Action = a
+	}
+	if c.Exec != nil {
+		// The program is the file its name means on the session's PATH: a
+		// path must be that same file, a symlink is decided under its
+		// target's name.
+		r, err := s.programs.Resolve(c.Exec.Argv[0], c.Exec.Dir)
+		if err != nil {
+			c.identity = err
+		} else {
+			a, err := action.Exec(r.Name)
+			if err != nil {
+				return nil, err
+			}
+			c.Action, c.prog = a, &r
+		}
 	}
 	return s.chain(ctx, c)
 }
@@ -219,8 +245,12 @@ func (s *Session) permit(ctx context.Context, d *eval.Decision, parent string) e
 	return &RefusedError{Action: d.Action, Reason: reason, Explanation: x}
 }
 
-// policy asks exec.path.<program> or net.fetch.<host> of OPA.
+// policy asks exec.path.<program> or net.fetch.<host> of OPA. A program
+// argv[0] does not name is refused before anything is asked.
 func (s *Session) policy(ctx context.Context, c *Call, next Handler) (*Result, error) {
+	if c.identity != nil {
+		return nil, &RefusedError{Action: c.Action, Reason: c.identity.Error()}
+	}
 	d, err := s.decide(ctx, c.Action, config.Loop, c.ID)
 	if err != nil {
 		return nil, err
@@ -245,11 +275,15 @@ func (s *Session) secrets(ctx context.Context, c *Call, next Handler) (*Result, 
 		for _, f := range c.cleanup {
 			f()
 		}
-		s.redact.Remove(c.ID)
 	}()
 	if c.Exec == nil || c.Exec.Background {
 		// Only a program is given secrets; a background command outlives
 		// its call, and a grant would outlive it too.
+		return next(ctx, c)
+	}
+	if !c.prog.OnPath {
+		// A program that is not what its name means on the session's PATH
+		// (a pinned file elsewhere) is never given a secret.
 		return next(ctx, c)
 	}
 	g := grantee{target: eval.Target{Action: c.Action}, action: c.Action, phase: config.Loop, parent: c.ID}
@@ -266,11 +300,10 @@ func (s *Session) secrets(ctx context.Context, c *Call, next Handler) (*Result, 
 		case config.BindEnv:
 			c.env = append(c.env, gr.sec.As+"="+gr.value)
 		case config.BindFile:
-			path, remove, err := s.secretFile(gr.value)
+			path, err := s.secretFileFor(c, gr.sec.Name, gr.value)
 			if err != nil {
 				return nil, fmt.Errorf("secret %s: writing its file: %w", gr.sec.Name, err)
 			}
-			c.cleanup = append(c.cleanup, remove)
 			c.env = append(c.env, gr.sec.As+"="+path)
 		}
 		if err := s.give(g, gr); err != nil {
@@ -293,7 +326,9 @@ func (s *Session) redaction(ctx context.Context, c *Call, next Handler) (*Result
 	}
 	if err != nil {
 		var r *RefusedError
-		if !errors.As(err, &r) {
+		if errors.As(err, &r) {
+			r.Reason = s.redact.String(r.Reason) // it may quote the agent's argv or dir
+		} else {
 			err = errors.New(s.redact.String(err.Error()))
 		}
 	}

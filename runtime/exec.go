@@ -48,58 +48,29 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-// lookPath finds argv0 on the PATH of env (not of this process).
-func lookPath(argv0 string, env []string) (string, error) {
-	if strings.Contains(argv0, "/") {
-		return argv0, nil
-	}
-	path := ""
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			path = kv[5:]
-		}
-	}
-	for _, dir := range strings.Split(path, ":") {
-		if dir == "" {
-			dir = "."
-		}
-		p := dir + "/" + argv0
-		if st, err := statExec(p); err == nil && st {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: not found on PATH %s", argv0, path)
-}
-
-func statExec(p string) (bool, error) {
-	lp, err := exec.LookPath(p)
-	return err == nil && lp != "", err
-}
-
-// killGroup kills a process group.
+// killGroup kills a call's process: its process group (a call run with
+// --no-sandbox) and the process itself, which in a sandbox is pid 1 of
+// the call's pid namespace, so everything it started goes with it.
 func killGroup(pid int) {
 	if pid > 0 {
 		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
 // runExec runs the program with the call's environment: the base one plus
-// the secrets granted. Its output streams through the redactor.
+// the secrets granted, in a sandbox of its own unless the session was
+// started with --no-sandbox. Its output streams through the redactor.
 func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	r := c.Exec
 	env := append(append([]string(nil), s.opts.BaseEnv...), c.env...)
-	prog, err := lookPath(r.Argv[0], env)
+	cmd, start, err := s.command(ctx, c, env)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(prog, r.Argv[1:]...)
-	cmd.Args[0] = r.Argv[0]
-	cmd.Env = env
-	cmd.Dir = r.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if r.Background {
 		// Given nothing, waited for by nobody; stopped when the session ends.
-		if err := cmd.Start(); err != nil {
+		if err := start(); err != nil {
 			return nil, err
 		}
 		s.mu.Lock()
@@ -116,7 +87,11 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	ew := redact.NewWriter(&stderr, s.redact)
 	cmd.Stdout, cmd.Stderr = ow, ew
 	cmd.WaitDelay = pipeGrace
-	if err := cmd.Start(); err != nil {
+	if err := start(); err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			return nil, err
+		}
 		if r.Dir != "" {
 			return nil, fmt.Errorf("starting %s in %s: %w", r.Argv[0], r.Dir, err)
 		}

@@ -49,7 +49,7 @@ func SweepSecretFiles(dir string) int {
 	n := 0
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasPrefix(name, secretFilePrefix) || e.IsDir() {
+		if !strings.HasPrefix(name, secretFilePrefix) {
 			continue
 		}
 		pidStr, _, _ := strings.Cut(strings.TrimPrefix(name, secretFilePrefix), "-")
@@ -60,6 +60,8 @@ func SweepSecretFiles(dir string) int {
 		if err == nil && pid == os.Getpid() {
 			continue
 		}
+		// A directory is a sandbox's mount point, empty outside it: Remove
+		// takes it only when it is.
 		if os.Remove(filepath.Join(dir, name)) == nil {
 			n++
 		}

@@ -214,7 +214,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		}
 		st.Network = d.Decision == config.Allow
 		env := append([]string(nil), s.opts.BaseEnv...)
-		prog, err := lookPath(command[0], env)
+		prog, err := s.serverProgram(command[0])
 		if err != nil {
 			return st, s.dropServer(&st, fmt.Sprintf("the command is not there: %v", err))
 		}
@@ -341,6 +341,18 @@ func (s *Session) runMCP(ctx context.Context, c *Call) (*Result, error) {
 
 // closeServersNow kills the process group of every local server without
 // waiting for an exchange in flight; s.mu is held.
+// serverProgram is the file a local server's command runs: a bare name
+// as the session's PATH resolved it, a path (chock.zon's own) as written.
+func (s *Session) serverProgram(argv0 string) (string, error) {
+	if strings.Contains(argv0, "/") {
+		return argv0, nil
+	}
+	if fs := s.programs.Means(argv0); len(fs) > 0 {
+		return fs[0].Path, nil
+	}
+	return "", fmt.Errorf("%s: not found on the session's PATH", argv0)
+}
+
 func (s *Session) closeServersNow() {
 	for _, sv := range s.servers {
 		if sv.conn != nil {

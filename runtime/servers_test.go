@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
@@ -24,6 +25,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	sandbox.MaybeInit()
 	mcptest.MaybeServe()
 	os.Exit(m.Run())
 }

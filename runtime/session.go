@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +24,21 @@ import (
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/redact"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"golang.org/x/sys/unix"
 )
+
+// envValue is the value of key in env (the last one set), or "".
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
 
 // Options configure a session.
 type Options struct {
@@ -50,6 +65,12 @@ type Options struct {
 	Net *netguard.Checker
 	// MCP tunes how MCP servers are reached.
 	MCP MCPOptions
+	// NoSandbox runs exec calls without a sandbox (--no-sandbox): for a
+	// person who says so; session.start records it.
+	NoSandbox bool
+	// SandboxInit is the binary that makes sandboxes (chock-sandbox beside
+	// this executable, else this executable, by default).
+	SandboxInit string
 }
 
 // Session is one agent session: a policy, a credential store, a log.
@@ -69,6 +90,18 @@ type Session struct {
 	files   map[string]bool
 	servers map[string]*server
 	closed  bool
+
+	// programs is the session's PATH, resolved when it started.
+	programs   *sandbox.Programs
+	execRights rightsCache
+	initPath   string
+	// initID is the init binary's identity when the session started: a
+	// replaced init is refused, not run.
+	initID sandbox.FileID
+	// hidden are the paths no call sees (the credential store, the logs,
+	// the keyring's bus), and pinned the directories of chock's own
+	// binaries, read-only in every call.
+	hidden, pinned []string
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -103,8 +136,29 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		o.LogDir = d
 	}
 	SweepSecretFiles(o.TempDir)
+	var pins []sandbox.Pin
+	for _, p := range o.Engine.Meta().Programs {
+		if p.Pinned {
+			pins = append(pins, sandbox.Pin{Name: p.Name, Paths: p.Paths})
+		}
+	}
+	programs, err := sandbox.Scan(envValue(o.BaseEnv, "PATH"), pins)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the session's PATH: %w", err)
+	}
+	sandboxState := "on"
+	if o.NoSandbox {
+		sandboxState = "off (--no-sandbox)"
+	} else {
+		// No call may read this process's environment or memory through
+		// /proc, whatever uid it runs as.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return nil, fmt.Errorf("making chock non-dumpable: %w", err)
+		}
+	}
 	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}, servers: map[string]*server{},
-		running: map[int]bool{}, files: map[string]bool{}}
+		running: map[int]bool{}, files: map[string]bool{}, programs: programs, initPath: initPath(o.SandboxInit)}
+	s.guard(o)
 	l, err := sessionlog.Create(o.LogDir, s.ID, s.redact)
 	if err != nil {
 		return nil, fmt.Errorf("opening the session log: %w", err)
@@ -119,10 +173,11 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		cfgFile = o.Config.File
 	}
 	if err := s.log.Event("session.start", true, sessionlog.F("session", s.ID), sessionlog.F("policy", o.Engine.Revision()),
-		sessionlog.F("config", cfgFile), sessionlog.F("store", store)); err != nil {
+		sessionlog.F("config", cfgFile), sessionlog.F("store", store), sessionlog.F("sandbox", sandboxState)); err != nil {
 		l.Close()
 		return nil, err
 	}
+	s.maskAll(ctx)
 	s.chain = Chain(s.perform, s.audit, s.timeLimit, s.policy, s.secrets, s.redaction)
 	return s, nil
 }
@@ -211,6 +266,71 @@ func (s *Session) secretFile(value string) (string, func(), error) {
 		delete(s.files, path)
 		s.mu.Unlock()
 	}, nil
+}
+
+// guard works out what every sandbox hides and keeps read-only: the
+// session logs, the file store's folder, the store's own locations, and
+// the folders of chock and its init, so that no call can rewrite the
+// binary that makes the next call's sandbox.
+func (s *Session) guard(o Options) {
+	s.hidden = append(s.hidden, o.LogDir)
+	if d, err := credstore.DefaultConfigDir(); err == nil {
+		s.hidden = append(s.hidden, d)
+	}
+	if l, ok := o.Store.(credstore.Located); ok {
+		s.hidden = append(s.hidden, l.Locations()...)
+	}
+	for _, p := range []string{s.initPath, "/proc/self/exe"} {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			s.pinned = append(s.pinned, filepath.Dir(real))
+		}
+	}
+	s.initID, _ = sandbox.Identify(s.initPath)
+}
+
+// maskAll registers, before anything is logged of a call, the value of
+// every secret the policy names that the store holds: a value the agent
+// knew some other way is masked in the first call's argv as in every
+// later line. A value the store cannot give now is masked when released.
+func (s *Session) maskAll(ctx context.Context) {
+	if s.opts.Store == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, sec := range s.opts.Engine.Meta().Secrets {
+		if seen[sec.Name] {
+			continue
+		}
+		seen[sec.Name] = true
+		if v, err := s.opts.Store.Get(ctx, sec.Name); err == nil {
+			s.redact.Add("session", sec.Name, v)
+		}
+	}
+}
+
+// secretFileFor gives call c a file-bound secret and returns the path the
+// program reads it at. In a sandbox the file is written inside it only
+// (on a tmpfs mounted over an empty directory made here); with
+// --no-sandbox it is a 0600 file in TempDir, deleted when the call ends.
+func (s *Session) secretFileFor(c *Call, name, value string) (string, error) {
+	if s.opts.NoSandbox {
+		path, remove, err := s.secretFile(value)
+		if err != nil {
+			return "", err
+		}
+		c.cleanup = append(c.cleanup, remove)
+		return path, nil
+	}
+	if c.fileDir == "" {
+		dir, err := os.MkdirTemp(s.opts.TempDir, fmt.Sprintf("%s%d-*", secretFilePrefix, os.Getpid()))
+		if err != nil {
+			return "", err
+		}
+		c.fileDir = dir
+		c.cleanup = append(c.cleanup, func() { os.Remove(dir) })
+	}
+	c.files = append(c.files, sandbox.SecretFile{Name: name, Value: value})
+	return c.fileDir + "/" + name, nil
 }
 
 // event writes a log event; a failure to log is reported on the call.

@@ -12,6 +12,7 @@ function name(   n) {
 /^BenchmarkJSONDecode\// { n = name(); sub(/^BenchmarkJSONDecode\//, "", n); js[n] = value("MB/s") }
 /^BenchmarkDecision\// { n = name(); sub(/^BenchmarkDecision\//, "", n); dec[n] = value("ns/op") }
 /^BenchmarkExecTrue\// { n = name(); sub(/^BenchmarkExecTrue\//, "", n); ex[n] = value("ns/op") }
+/^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op") }
 /^BenchmarkMCPCall\// { n = name(); sub(/^BenchmarkMCPCall\//, "", n); mc[n] = value("ns/op") }
 /^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
 /^BenchmarkGateway(Upstream|UpstreamSlow|Everything)-/ { n = name(); sub(/^BenchmarkGateway/, "", n); gw[n] = value("ratio"); gwa[n] = value("reserved-ns/call"); gwb[n] = value("direct-ns/call") }
@@ -32,6 +33,10 @@ END {
 		printf "eval.Engine decisions per second, %s: %d\n", k, eng[k]
 	if (ex["os-exec"] > 0)
 		printf "ratio brokered exec of /bin/true / os/exec %.2f (%s vs %s ns/op)\n", ex["brokered"] / ex["os-exec"], ex["brokered"], ex["os-exec"]
+	if (sbw > 0) {
+		printf "ratio sandboxed-exec/bwrap %.2f target <= 1.2 %s (%d vs %d ns/op, median of interleaved rounds)\n", sbw, (sbw <= 1.2 ? "ok" : "MISS"), sb, bw
+		printf "ratio sandboxed-exec/os-exec %.2f (report only; %d vs %d ns/op)\n", sex, sb, oe
+	}
 	if (mc["direct"] > 0)
 		printf "ratio proxied MCP tools/call / direct go-sdk call %.2f (%s vs %s ns/op)\n", mc["proxied"] / mc["direct"], mc["proxied"], mc["direct"]
 	if (gw["Exec"] > 0)

@@ -2,8 +2,14 @@
 // chock.zon, lints and compiles it, explains decisions and runs sessions.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/chockhq/chock/runtime/sandbox"
+)
 
 func main() {
+	// A sandbox init started from this binary never gets further.
+	sandbox.MaybeInit()
 	os.Exit(runWithSignals(os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -28,6 +29,7 @@ import (
 const asChockEnv = "CHOCK_TEST_AS_CHOCK"
 
 func TestMain(m *testing.M) {
+	sandbox.MaybeInit()
 	mcptest.MaybeServe() // the helper MCP server a gateway test's session starts
 	if os.Getenv(asChockEnv) == "1" {
 		os.Exit(runWithSignals(os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))

@@ -35,6 +35,7 @@ func newMCPServeCmd(io stdio) *cobra.Command {
 	var (
 		pf              policyFlags
 		addr, ask       string
+		noSandbox       bool
 		discoverTimeout time.Duration
 		callTimeout     time.Duration
 	)
@@ -44,8 +45,9 @@ func newMCPServeCmd(io stdio) *cobra.Command {
 		Long: `serve is the MCP server an agent client (Claude Code, Codex, Cursor,
 Gemini CLI, the MCP Inspector) connects to. Each connection is one agent
 session, as chock run opens one: the configured MCP servers start, every
-call passes audit, time limit, policy, secrets and redaction, and the
-session log goes under $CHOCK_STATE_DIR.
+call passes audit, time limit, policy, secrets and redaction (an exec call
+runs in the same per-call sandbox; --no-sandbox runs it without one), and
+the session log goes under $CHOCK_STATE_DIR.
 
 It offers exec (argv, dir, stdin, timeout, background), fetch_url (url) and
 each tool of each started server whose mcp.S.tool.T is not deny, named
@@ -105,7 +107,7 @@ and printed once on stderr.`,
 				Engine: p.Engine, Config: p.Config, Sources: p.Sources,
 				NewSession: func(ctx context.Context, asker runtime.Asker) (*runtime.Session, error) {
 					return runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
-						MCP: runtime.MCPOptions{DiscoverTimeout: discoverTimeout, CallTimeout: callTimeout}})
+						MCP: runtime.MCPOptions{DiscoverTimeout: discoverTimeout, CallTimeout: callTimeout}, NoSandbox: noSandbox})
 				},
 				Ask: mode, Prompter: prompter, Log: io.err, Version: moduleVersion(),
 			})
@@ -113,6 +115,9 @@ and printed once on stderr.`,
 				return failed(exitFailed, err)
 			}
 			io.aborts.add(g.Abort)
+			if noSandbox {
+				fmt.Fprintln(io.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
+			}
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			defer stopWatch()
 			if files := pf.watched(); len(files) > 0 {
@@ -123,6 +128,9 @@ and printed once on stderr.`,
 				}()
 			}
 			if listen == "" {
+				if _, tty := isTerminal(io.in); tty {
+					fmt.Fprintln(io.err, "chock mcp serve: reading MCP from standard input, a terminal; an agent client starts this command itself (chock connect writes its configuration), or serve --http")
+				}
 				err := g.ServeStdio(ctx, &mcp.IOTransport{Reader: goio.NopCloser(io.in), Writer: nopWriteCloser{io.raw}})
 				if err != nil && ctx.Err() == nil {
 					return failed(exitFailed, err)
@@ -135,6 +143,7 @@ and printed once on stderr.`,
 	pf.add(c.Flags())
 	c.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
 	c.Flags().StringVar(&ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
+	c.Flags().BoolVar(&noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); each session's log records it")
 	c.Flags().DurationVar(&discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
 	c.Flags().DurationVar(&callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
 	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"elicit", "prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))

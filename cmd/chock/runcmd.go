@@ -26,6 +26,7 @@ type sessionFlags struct {
 	ask             string
 	discoverTimeout time.Duration
 	callTimeout     time.Duration
+	noSandbox       bool
 }
 
 // add adds the policy flags, --ask and the MCP budgets.
@@ -34,6 +35,7 @@ func (f *sessionFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.ask, "ask", "", "answer ask decisions by `HOW`: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
 	fs.DurationVar(&f.discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
 	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
+	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); the session log records it")
 }
 
 // open loads the policy and opens a session under it.
@@ -72,11 +74,14 @@ func (f *sessionFlags) open(ctx context.Context, io stdio) (*runtime.Session, *l
 		return nil, nil, failed(exitFailed, err)
 	}
 	s, err := runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
-		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}})
+		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}, NoSandbox: f.noSandbox})
 	if err != nil {
 		return nil, nil, failed(exitFailed, err)
 	}
 	io.aborts.add(s.Abort)
+	if f.noSandbox {
+		fmt.Fprintln(io.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
+	}
 	return s, p, nil
 }
 
@@ -137,7 +142,13 @@ characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 				}
 				call := sc.Call()
 				res, err := s.Run(ctx, call)
-				printResult(io, i+1, sc, call, res, err, asJSON, p.Sources)
+				// Everything printed of a call passes the session's redaction:
+				// the agent's own argv and URL may hold a value it was shown.
+				var buf bytes.Buffer
+				pio := io
+				pio.out = &buf
+				printResult(pio, i+1, sc, call, res, err, asJSON, p.Sources)
+				io.out.Write(s.Redactor().Bytes(buf.Bytes()))
 				if err != nil || !succeeded(res) {
 					failedCalls = true
 				}

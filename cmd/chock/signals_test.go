@@ -33,7 +33,7 @@ type signalSession struct {
 
 const signalSecret = "sig-secret-value-4242"
 
-func startSignalSession(t *testing.T, call string) *signalSession {
+func startSignalSession(t *testing.T, call string, flags ...string) *signalSession {
 	t.Helper()
 	root := t.TempDir()
 	ss := &signalSession{t: t, dir: filepath.Join(root, "p"), tmp: filepath.Join(root, "tmp"), state: filepath.Join(root, "state")}
@@ -43,7 +43,7 @@ func startSignalSession(t *testing.T, call string) *signalSession {
 		}
 	}
 	conf := `.{
-    .policy = .{ .allow = .{ "exec.path.sh", "secret.use.SIG_KEY" } },
+    .policy = .{ .allow = .{ "exec.path.sh", "exec.path.sleep", "exec.path.setsid", "secret.use.SIG_KEY" } },
     .secrets = .{.{ .name = "SIG_KEY", .to = "exec.path.sh", .bind = "file", .as = "KEYFILE" }},
     .credentials = .{ .store = .env },
 }
@@ -58,7 +58,7 @@ func startSignalSession(t *testing.T, call string) *signalSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss.cmd = exec.Command(exe, "run", "--config", "chock.zon", "--ask", "deny", "--script", "script.jsonl")
+	ss.cmd = exec.Command(exe, append([]string{"run", "--config", "chock.zon", "--ask", "deny", "--script", "script.jsonl"}, flags...)...)
 	ss.cmd.Dir = ss.dir
 	ss.cmd.Env = append(os.Environ(), asChockEnv+"=1", "TMPDIR="+ss.tmp, "CHOCK_STATE_DIR="+ss.state,
 		"SIG_KEY="+signalSecret)
@@ -116,9 +116,42 @@ func (ss *signalSession) wait() int {
 	return ss.cmd.ProcessState.ExitCode()
 }
 
+// secretFiles are what of the call's file-bound secrets TMPDIR shows
+// outside the call: in a sandbox, an empty directory its tmpfs covers.
 func (ss *signalSession) secretFiles() []string {
 	m, _ := filepath.Glob(filepath.Join(ss.tmp, "chock-secret-*"))
 	return m
+}
+
+// withMarker are the pids of host processes whose command line holds
+// marker (a call's pids are its own pid namespace's, so a call cannot
+// tell them).
+func withMarker(marker string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(b, []byte(marker)) && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// goneAll waits for no process to carry marker, a little while at most.
+func goneAll(marker string) []int {
+	var left []int
+	for range 100 {
+		if left = withMarker(marker); len(left) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return left
 }
 
 func (ss *signalSession) pid(name string) int {
@@ -202,12 +235,16 @@ func (ss *signalSession) events() []map[string]any {
 func TestFirstSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(signalName(sig), func(t *testing.T) {
-			ss := startSignalSession(t, `sleep 600 & echo $! > "$CALLDIR/child"; test -s "$KEYFILE" && echo up > "$CALLDIR/started"; wait`)
+			marker := fmt.Sprintf("600.%d%d", os.Getpid(), sig)
+			ss := startSignalSession(t, `sleep `+marker+` & test -s "$KEYFILE" && echo up > "$CALLDIR/started"; setsid sleep `+marker+` & wait`)
 			ss.waitFor(filepath.Join(ss.dir, "started"))
-			if n := len(ss.secretFiles()); n != 1 {
-				t.Fatalf("%d secret files while the call runs, want 1", n)
+			// The file is inside the call's sandbox only: outside, TMPDIR
+			// holds the empty directory its tmpfs is mounted on.
+			if f := ss.secretFiles(); len(f) != 1 {
+				t.Fatalf("secret files while the call runs: %v, want its mount point", f)
+			} else if ents, err := os.ReadDir(f[0]); err != nil || len(ents) != 0 {
+				t.Fatalf("the secret's mount point holds %v outside the sandbox (%v)", ents, err)
 			}
-			child := ss.pid("child")
 			ss.cmd.Process.Signal(sig)
 			code := ss.wait()
 			if want := 128 + int(sig); code != want {
@@ -216,9 +253,11 @@ func TestFirstSignal(t *testing.T) {
 			if f := ss.secretFiles(); len(f) != 0 {
 				t.Errorf("secret files left: %v", f)
 			}
-			if !gone(child) {
-				syscall.Kill(child, syscall.SIGKILL)
-				t.Errorf("the call's child %d outlived the session", child)
+			if left := goneAll(marker); len(left) != 0 {
+				for _, p := range left {
+					syscall.Kill(p, syscall.SIGKILL)
+				}
+				t.Errorf("the call's children %v outlived the session", left)
 			}
 			if strings.Contains(ss.stdout.String(), "second call ran") {
 				t.Error("the call after the signal ran")
@@ -250,7 +289,8 @@ func TestFirstSignal(t *testing.T) {
 // the second signal exits at once, killing the call and deleting its
 // secret file, without waiting to write session.end.
 func TestSecondSignal(t *testing.T) {
-	ss := startSignalSession(t, `setsid sleep 600 & echo $! > "$CALLDIR/escaped"; echo $$ > "$CALLDIR/sh"; echo up > "$CALLDIR/started"; sleep 600`)
+	// Without a sandbox (a setsid child cannot leave one's pid namespace).
+	ss := startSignalSession(t, `setsid sleep 600 & echo $! > "$CALLDIR/escaped"; echo $$ > "$CALLDIR/sh"; echo up > "$CALLDIR/started"; sleep 600`, "--no-sandbox")
 	ss.waitFor(filepath.Join(ss.dir, "started"))
 	escaped, sh := ss.pid("escaped"), ss.pid("sh")
 	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })

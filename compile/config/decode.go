@@ -28,12 +28,13 @@ const (
 	CodeTooLong         = "pattern-too-long"
 	CodeOrgSecrets      = "org-secrets"
 	CodeOrgServers      = "org-mcp-servers"
+	CodeOrgPrograms     = "org-programs"
 	CodeOrgName         = "org-name-missing"
 	CodeExpectWildcard  = "expect-wildcard"
 )
 
 // Blocks are the top-level fields of chock.zon this toolchain reads.
-var Blocks = []string{"policy", "secrets", "mcp_servers", "credentials", "expect"}
+var Blocks = []string{"policy", "secrets", "mcp_servers", "programs", "credentials", "expect"}
 
 type decoder struct {
 	file  string
@@ -109,6 +110,12 @@ func Decode(t *zon.Tree) (*Config, diag.List) {
 					c.Servers = append(c.Servers, s)
 				}
 			}
+		case "programs":
+			for j, n := 0, d.listLen(f.Value, ".programs"); j < n; j++ {
+				if p := d.program(f.Value.Elem(j)); p != nil {
+					c.Programs = append(c.Programs, p)
+				}
+			}
 		case "credentials":
 			c.Credentials = d.credentials(f.Value)
 		case "expect":
@@ -164,6 +171,9 @@ func DecodeOrg(t *zon.Tree) (*Org, diag.List) {
 		case "mcp_servers":
 			d.add(f.NameSpan(), diag.Error, CodeOrgServers, "an org bundle cannot hold .mcp_servers",
 				"servers are configured by the project; an org narrows them through .policy rules such as mcp.<server>.*")
+		case "programs":
+			d.add(f.NameSpan(), diag.Error, CodeOrgPrograms, "an org bundle cannot hold .programs",
+				"programs are pinned by the project; an org narrows what runs through exec.path rules")
 		}
 	}
 	if !hasName {
@@ -269,7 +279,7 @@ func (d *decoder) fields(v zon.Node, what string, known []string) int {
 }
 
 func isKnown(name, what string, known []string) bool {
-	return known == nil || contains(known, name) || (what == "an org bundle source" && (name == "secrets" || name == "mcp_servers"))
+	return known == nil || contains(known, name) || (what == "an org bundle source" && (name == "secrets" || name == "mcp_servers" || name == "programs"))
 }
 
 // field returns field i of struct v; ok is false for a field fields
@@ -559,6 +569,42 @@ func (d *decoder) server(v zon.Node) *Server {
 		return nil
 	}
 	return s
+}
+
+func (d *decoder) program(v zon.Node) *Program {
+	p := &Program{Span: v.Span()}
+	var hasName bool
+	known := []string{"name", "paths", "calls"}
+	texts := func(f field, what string) Field[[]Text] {
+		out := Field[[]Text]{Set: true, Span: f.Value.Span()}
+		for j, n := 0, d.listLen(f.Value, what); j < n; j++ {
+			if t, ok := d.text(f.Value.Elem(j), "an entry of "+what); ok {
+				out.Value = append(out.Value, t)
+			}
+		}
+		return out
+	}
+	for i, n := 0, d.fields(v, "a program", known); i < n; i++ {
+		f, ok := d.field(v, i, "a program", known)
+		if !ok {
+			continue
+		}
+		switch f.Name {
+		case "name":
+			p.Name, hasName = d.text(f.Value, ".name")
+		case "paths":
+			p.Paths = texts(f, ".paths")
+		case "calls":
+			p.Calls = texts(f, ".calls")
+		}
+	}
+	if !isStruct(v) {
+		return nil
+	}
+	if !d.require(v, "a program", need{"name", hasName, `.name = "gh"`}) {
+		return nil
+	}
+	return p
 }
 
 func (d *decoder) credentials(v zon.Node) Credentials {

@@ -191,6 +191,7 @@ type Config struct {
 	Policy      Policy
 	Secrets     []*Secret
 	Servers     []*Server
+	Programs    []*Program
 	Credentials Credentials
 	Expect      []*Expectation
 }
@@ -265,6 +266,20 @@ type Server struct {
 	Name    Text
 	Command Field[[]Text]
 	URL     Text
+}
+
+// Program is one .programs entry: a program pinned to the files it may
+// run as (Codex's host_executable), and the programs it runs itself.
+type Program struct {
+	Span diag.Span
+	Name Text
+	// Paths are the absolute files the program runs as; when set, no
+	// other file runs under its name.
+	Paths Field[[]Text]
+	// Calls are the exec.path.<name> actions it runs inside its own calls
+	// (seed 003's metadata.calls): allowed there as a project rule would
+	// allow them, org ceilings still capping them.
+	Calls Field[[]Text]
 }
 
 // Credentials is the .credentials block.

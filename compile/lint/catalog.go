@@ -56,6 +56,12 @@ const (
 	CodeServerHostNotAllowed = "server-host-not-allowed"
 	CodeServerNoToolRule     = "server-no-tool-rule"
 	CodeExpectLayer          = "expect-layer-spelling"
+	CodeProgramName          = "program-name"
+	CodeProgramDuplicate     = "program-duplicate"
+	CodeProgramPath          = "program-path"
+	CodeProgramCall          = "program-call"
+	CodeProgramCallDenied    = "program-call-denied"
+	CodeDottedVariant        = "rule-dotted-variant"
 )
 
 // Catalog lists every code chock lint reports, in the order docs/lint.md
@@ -108,8 +114,15 @@ var Catalog = []Check{
 	{CodeServerEmptyCommand, diag.Error, "servers", "An empty .command, or an empty program name.", `.command = .{}`},
 	{CodeServerHostNotAllowed, diag.Warning, "servers", "A url server whose host rule is not allow at start (org ceilings applied): it will be left out of every session.", `.url = "https://mcp.notion.com/mcp" with no mcp.notion.host.* allow`},
 	{CodeServerNoToolRule, diag.Info, "servers", "A server with no tool rule that allows or asks: the model may call none of its tools.", `a server with no mcp.<server>.tool.* rule`},
+	{CodeDottedVariant, diag.Warning, "programs", "A deny of exec.path.P beside an allow that reaches a dotted name of it (exec.path.P.12, as python3.12 beside python3): the agent runs the program under that name; deny exec.path.P.* too.", `.allow = .{"exec.path.*"}, .deny = .{"exec.path.python3"}`},
+	{CodeProgramName, diag.Error, "programs", "A .programs entry whose .name is not one program name (exec.path.<name>).", `.programs = .{ .{ .name = "bin/gh" } }`},
+	{CodeProgramDuplicate, diag.Error, "programs", "The same program in .programs twice.", `two .programs entries named "gh"`},
+	{CodeProgramPath, diag.Error, "programs", "A pinned path that is not a clean absolute path, or an empty .paths (the program could never run).", `.paths = .{"bin/gh"}`},
+	{CodeProgramCall, diag.Error, "programs", "A declared call that is not one concrete exec.path.<program>: exec.* or * would let the program run anything.", `.calls = .{"exec.*"}`},
+	{CodeProgramCallDenied, diag.Warning, "programs", "A declared call that a project rule denies or asks, or an org ceiling does not allow: the declaration cannot beat either.", `.calls = .{"exec.path.curl"} with curl denied`},
 	{config.CodeOrgSecrets, diag.Error, "org", "An org bundle source with .secrets: there is no org layer for secrets.", `org.zon: .secrets = .{ ... }`},
 	{config.CodeOrgServers, diag.Error, "org", "An org bundle source with .mcp_servers: servers are the project's; an org narrows them by policy.", `org.zon: .mcp_servers = .{ ... }`},
+	{config.CodeOrgPrograms, diag.Error, "org", "An org bundle source with .programs: programs are pinned by the project; an org narrows what runs by policy.", `org.zon: .programs = .{ ... }`},
 	{config.CodeOrgName, diag.Error, "org", "An org bundle source without a .name.", `org.zon: .{ .policy = .{} }`},
 	{CodeExpectLayer, diag.Warning, "expect", "An expectation's .layer spelled as before (an org's bare name, or \"org\" for any org): a layer is spelled \"project\" or \"org:NAME\" everywhere.", `.{ .action = "exec.path.gh", .decision = .deny, .layer = "acme" }`},
 	{config.CodeExpectWildcard, diag.Error, "expect", "An expectation whose action has a '*': an expectation names one concrete action.", `.{ .action = "exec.*", .decision = .allow }`},

@@ -60,6 +60,8 @@ func Run(in Input) diag.List {
 		l.deadByOrg()
 		l.secrets(c)
 		l.servers(c)
+		l.programs(c)
+		l.dottedVariants(&l.layers[0])
 		l.expectations(c)
 	}
 	l.diags.Sort()

@@ -67,6 +67,13 @@ func checkName(name string) error {
 	return nil
 }
 
+// Located is a store that keeps what it holds where a program of this
+// uid could read it (a file, a bus socket): the exec sandbox hides those
+// paths from every call.
+type Located interface {
+	Locations() []string
+}
+
 // Options locate the stores.
 type Options struct {
 	// ConfigDir is where the file store keeps credentials.json; default the
@@ -123,6 +130,9 @@ func Open(kind config.Store, o Options) (Store, error) {
 type fileStore struct{ path string }
 
 func (s *fileStore) Name() string { return "file" }
+
+// Locations is the folder of credentials.json.
+func (s *fileStore) Locations() []string { return []string{filepath.Dir(s.path)} }
 
 func (s *fileStore) load() (map[string]string, error) {
 	fi, err := os.Stat(s.path)
@@ -243,6 +253,33 @@ type keyringStore struct {
 const keyringService = "chock"
 
 func (keyringStore) Name() string { return "keyring" }
+
+// Locations is the session bus socket the Secret Service is reached on
+// (an abstract socket has no path; the sandbox scopes those instead).
+func (keyringStore) Locations() []string {
+	return BusSockets(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), os.Getuid())
+}
+
+// BusSockets are the socket paths of a D-Bus address (its default,
+// /run/user/UID/bus, when it is empty).
+func BusSockets(addr string, uid int) []string {
+	if addr == "" {
+		return []string{fmt.Sprintf("/run/user/%d/bus", uid)}
+	}
+	var out []string
+	for _, a := range strings.Split(addr, ";") {
+		rest, ok := strings.CutPrefix(a, "unix:")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if p, ok := strings.CutPrefix(kv, "path="); ok {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
 
 // keyringUnavailable is the error for a keyring that cannot be reached.
 func keyringUnavailable(err error) error {

@@ -17,10 +17,12 @@ import (
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.MaybeInit()  // this binary makes the sandboxes of its exec calls
 	mcptest.MaybeServe() // the helper MCP server a session here starts
 	os.Exit(m.Run())
 }

@@ -6,8 +6,15 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
 	"io"
+	"net/url"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/chockhq/chock/compile/action"
@@ -60,20 +67,103 @@ func commonness(c byte) int {
 	return 10
 }
 
-// Add makes value redacted as [secret:name] until Remove(slot) drops it.
-// Values shorter than action.MinSecretLen are not added (a one-letter
-// "secret" would match everywhere and protect nothing), and Add reports false.
+// Add makes value redacted as [secret:name] until Remove(slot) drops it,
+// in its exact form and in each encoded form a program or a server may
+// print it in (see Forms). Values shorter than action.MinSecretLen are not
+// added (a one-letter "secret" would match everywhere and protect
+// nothing), and Add reports false. Adding a value the set holds under
+// the same name again changes nothing.
 func (s *Set) Add(slot, name, value string) bool {
 	if len(value) < action.MinSecretLen {
 		return false
 	}
+	repl := []byte("[secret:" + name + "]")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.values = append(s.values, entry{value: []byte(value), repl: []byte("[secret:" + name + "]"), slot: slot})
+	for _, e := range s.values {
+		if string(e.value) == value && bytes.Equal(e.repl, repl) {
+			return true
+		}
+	}
+	for _, f := range Forms(value) {
+		s.values = append(s.values, entry{value: []byte(f), repl: repl, slot: slot})
+	}
 	// Longest first, so that a value containing another is replaced whole.
 	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i].value) > len(s.values[j].value) })
 	s.reindex()
 	return true
+}
+
+// percentEncode escapes every byte of s as %XX but the unreserved ones of
+// RFC 3986 and those in keep.
+func percentEncode(s, keep string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0 || strings.IndexByte(keep, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// Forms are the forms a value is masked in: the value itself; its
+// standard and URL-safe base64 at each of the three alignments it can
+// take inside a longer encoded text (only the characters that depend on
+// the value alone); and its JSON-, URI- and XML-escaped forms. (GitHub's
+// runner masks the same set; hex, reversed and split forms are not.)
+// Forms shorter than action.MinSecretLen are left out.
+func Forms(value string) []string {
+	out := []string{value}
+	seen := map[string]bool{value: true}
+	add := func(f string) {
+		if len(f) >= action.MinSecretLen && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	for shift := 0; shift < 3; shift++ {
+		b := append(make([]byte, shift), value...)
+		first := (shift*8 + 5) / 6           // the first character of value's bits only
+		last := (shift + len(value)) * 8 / 6 // past the last such character
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			e := enc.EncodeToString(b)
+			if first < last && last <= len(e) {
+				add(e[first:last])
+			}
+		}
+	}
+	var j bytes.Buffer
+	je := json.NewEncoder(&j)
+	je.SetEscapeHTML(false)
+	if je.Encode(value) == nil {
+		q := strings.TrimSuffix(j.String(), "\n")
+		add(q[1 : len(q)-1])
+	}
+	if h, err := json.Marshal(value); err == nil {
+		add(string(h[1 : len(h)-1]))
+	}
+	add(url.QueryEscape(value))
+	add(url.PathEscape(value))
+	// Percent-encoding as other languages do it: RFC 3986's unreserved set
+	// alone; with '/' kept (Python's quote); encodeURIComponent's; and
+	// encodeURI's.
+	for _, keep := range []string{"", "/", "!'()*", "!'()*;,/?:@&=+$#"} {
+		add(percentEncode(value, keep))
+	}
+	// XML and HTML escaping: named, decimal and hex entities for the
+	// quotes, or the quotes left as they are (only & < > escaped).
+	for _, q := range [][2]string{{"&quot;", "&apos;"}, {"&#34;", "&#39;"}, {"&#x22;", "&#x27;"}, {`"`, "'"}} {
+		r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, q[0], "'", q[1])
+		add(r.Replace(value))
+	}
+	var x bytes.Buffer
+	xml.EscapeText(&x, []byte(value))
+	add(x.String())
+	add(html.EscapeString(value))
+	return out
 }
 
 // Remove drops the values held by slot (a call's slot when it ends).

@@ -2,9 +2,14 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"html"
 	"io"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,4 +201,43 @@ func FuzzRedact(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFormsMaskEncodings: a value inside a longer base64 text at every
+// alignment, and its JSON-, URI- and XML-escaped forms, are all masked.
+func TestFormsMaskEncodings(t *testing.T) {
+	values := []string{"ghp_LEAKCHECK0123456789abcdef", `p@ss w"ord<&>/+?=`, "tiny", "ünïcødé-sécret\t\n"}
+	for _, v := range values {
+		s := &Set{}
+		s.Add("c1", "K", v)
+		var texts []string
+		for pre := 0; pre < 6; pre++ {
+			for post := 0; post < 4; post++ {
+				b := append(append(bytes.Repeat([]byte{'x'}, pre), v...), bytes.Repeat([]byte{0xfe}, post)...)
+				texts = append(texts, base64.StdEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b))
+			}
+		}
+		j, _ := json.Marshal(map[string]string{"k": v})
+		texts = append(texts, string(j), "https://x.test/?q="+url.QueryEscape(v), "/p/"+url.PathEscape(v))
+		var x bytes.Buffer
+		xml.EscapeText(&x, []byte(v))
+		texts = append(texts, "<a>"+x.String()+"</a>", html.EscapeString(v))
+		for _, text := range texts {
+			got := s.String(text)
+			if !strings.Contains(got, "[secret:K]") {
+				t.Errorf("value %q: %q not masked: %q", v, text, got)
+			}
+		}
+	}
+}
+
+// TestAddTwice: a value added again (the next call given it) is held once.
+func TestAddTwice(t *testing.T) {
+	s := &Set{}
+	s.Add("c1", "K", "value-1234")
+	n := s.Len()
+	s.Add("c2", "K", "value-1234")
+	if s.Len() != n {
+		t.Fatalf("%d entries after adding the value again, want %d", s.Len(), n)
+	}
 }

@@ -1,0 +1,142 @@
+package lint
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+)
+
+// ProgramCall is the action a .calls entry declares, or why it declares
+// none: it must be one concrete exec.path.<name>, never a wildcard.
+func ProgramCall(s string) (action.Action, string) {
+	a, err := action.ParseAction(s)
+	if err != nil {
+		if p, perr := action.ParsePattern(s); perr == nil && !p.IsLiteral() {
+			return nil, fmt.Sprintf("%q is a pattern; a declared call names one program, such as exec.path.git-remote-https", s)
+		}
+		return nil, fmt.Sprintf("%q is not an action: %v", s, err)
+	}
+	if len(a) != 3 || a[0] != "exec" || a[1] != "path" {
+		return nil, fmt.Sprintf("%q is not exec.path.<program>: a program declares the programs it runs", s)
+	}
+	return a, ""
+}
+
+// programs checks .programs: names, paths, declared calls, and that the
+// project and every org let each declared call run.
+func (l *linter) programs(c *config.Config) {
+	seen := map[string]*config.Program{}
+	for _, p := range c.Programs {
+		name := p.Name.Value
+		if _, err := action.Exec(name); err != nil || strings.ContainsAny(name, "/*") || name != filepath.Base(name) {
+			l.add(p.Name.Span, CodeProgramName, fmt.Sprintf("%q is not a program name: exec.path.<name> must name one program", name),
+				"write the program's file name, such as \"gh\"; its files go in .paths")
+		} else if prev, dup := seen[name]; dup {
+			l.add(p.Name.Span, CodeProgramDuplicate, fmt.Sprintf("program %q is pinned twice (first at %s)", name, at(prev.Name.Span)),
+				"list all of its files in one entry's .paths")
+		} else {
+			seen[name] = p
+		}
+		if p.Paths.Set && len(p.Paths.Value) == 0 {
+			l.add(p.Paths.Span, CodeProgramPath, fmt.Sprintf("program %q is pinned to no file, so it can never run", name),
+				"list the absolute files it may run as, such as \"/usr/bin/gh\", or leave .paths out")
+		}
+		for _, path := range p.Paths.Value {
+			if !filepath.IsAbs(path.Value) || filepath.Clean(path.Value) != path.Value {
+				l.add(path.Span, CodeProgramPath, fmt.Sprintf("%q is not a clean absolute path", path.Value),
+					"pin a program to absolute files, such as \"/usr/bin/gh\"")
+			}
+		}
+		for _, call := range p.Calls.Value {
+			a, why := ProgramCall(call.Value)
+			if why != "" {
+				l.add(call.Span, CodeProgramCall, why, "declare each program it runs by its own name")
+				continue
+			}
+			l.declaredCall(p, call, a)
+		}
+	}
+}
+
+// declaredCall reports a declared call the project denies by a rule, or an
+// org ceiling does not allow: a declaration allows like a project rule,
+// so it cannot beat either.
+func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Action) {
+	res := l.evaluator(a).Decide(a, config.Loop)
+	for i, lr := range res.Layers {
+		switch {
+		case i == 0 && lr.Rule != nil && lr.Decision != config.Allow:
+			l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, a, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
+				"drop the declaration, or the rule")
+		case i > 0 && lr.Decision != config.Allow:
+			where := "its default"
+			if lr.Rule != nil {
+				where = fmt.Sprintf("%q at %s", lr.Rule.Pattern, at(lr.Rule.Span))
+			}
+			l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, a, lr.Layer.Name, lr.Decision, where),
+				"a declaration cannot widen an org ceiling; only the org's owners can permit it")
+		}
+	}
+}
+
+// dottedVariants warns at a deny of exec.path.P where a dotted name of
+// the same program family (exec.path.P.12: python3.12 beside python3) is
+// allowed: an agent runs the program under that name instead.
+func (l *linter) dottedVariants(layer *layer) {
+	for _, r := range layer.policy.Rules {
+		s := r.Pattern.Segments()
+		if r.Decision != config.Deny || len(s) != 3 || s[0] != "exec" || s[1] != "path" || !r.Pattern.IsLiteral() {
+			continue
+		}
+		family := action.MustPattern(r.Pattern.String() + ".*")
+		for _, allow := range l.layers[0].policy.Rules {
+			if allow.Decision != config.Allow || !action.Overlaps(allow.Pattern, family) {
+				continue
+			}
+			w := witness(allow.Pattern, family)
+			if w == nil || l.evaluator(w).Decide(w, config.Loop).Decision != config.Allow {
+				continue
+			}
+			l.add(r.Span, CodeDottedVariant,
+				fmt.Sprintf("%q denies %s, but %s is allowed by %q at %s: a dotted name of the same program (%s.12 beside %s) is an action of its own", r.Pattern, s[2], w, allow.Pattern, at(allow.Span), s[2], s[2]),
+				fmt.Sprintf("deny %s.* too", r.Pattern))
+			break
+		}
+	}
+}
+
+// witness is an action both patterns match, or nil: each segment the
+// literal either gives, "x" where both have a '*'.
+func witness(p, q action.Pattern) action.Action {
+	ps, qs := p.Segments(), q.Segments()
+	n := max(len(ps), len(qs))
+	a := make(action.Action, n)
+	for i := range a {
+		var x, y string
+		if i < len(ps) {
+			x = ps[i]
+		} else {
+			x = "*"
+		}
+		if i < len(qs) {
+			y = qs[i]
+		} else {
+			y = "*"
+		}
+		switch {
+		case x != "*":
+			a[i] = x
+		case y != "*":
+			a[i] = y
+		default:
+			a[i] = "x"
+		}
+	}
+	if !p.Matches(a) || !q.Matches(a) {
+		return nil
+	}
+	return a
+}

@@ -1,0 +1,5 @@
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+const auditArch = unix.AUDIT_ARCH_AARCH64

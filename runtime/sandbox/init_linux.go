@@ -1,0 +1,221 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The init's file descriptors: the spec to read, and the control socket
+// that carries the seccomp listener and any failure back to chock.
+const (
+	specFD = 3
+	ctlFD  = 4
+)
+
+// initFailed is the init's exit code when the sandbox could not be made
+// (chock reads the reason from the control socket).
+const initFailed = 125
+
+// MaybeInit runs the sandbox init and never returns when this process was
+// started as one (argv[0] is InitArg); otherwise it returns at once. Call
+// it first thing in main (and in TestMain of a test binary that starts
+// sandboxes).
+func MaybeInit() {
+	if len(os.Args) == 0 || os.Args[0] != InitArg {
+		return
+	}
+	err := runInit()
+	// Only a failure returns: report it, and exit.
+	msg := err.Error()
+	var e *Error
+	if errors.As(err, &e) {
+		msg = e.Step + "\x00" + e.Err.Error()
+	}
+	unix.Sendmsg(ctlFD, []byte(msg), nil, nil, 0)
+	os.Exit(initFailed)
+}
+
+func runInit() error {
+	spec, err := readSpec()
+	if err != nil {
+		return &Error{Step: "reading the spec", Err: err}
+	}
+	// Nothing this process does from here may move to another thread: the
+	// Landlock domain and the seccomp filter are set on this one, and the
+	// program is exec'd from it.
+	runtime.LockOSThread()
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return &Error{Step: "making mounts private", Err: err}
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return &Error{Step: "mounting /proc", Err: err}
+	}
+	for _, d := range spec.ReadOnly {
+		if err := bindReadOnly(d); err != nil {
+			return &Error{Step: "mounting " + d + " read-only", Err: err}
+		}
+	}
+	for _, h := range spec.Hide {
+		if err := hide(h); err != nil {
+			return &Error{Step: "hiding " + h, Err: err}
+		}
+	}
+	if len(spec.Files) > 0 {
+		if err := secretFiles(spec.FileDir, spec.Files); err != nil {
+			return &Error{Step: "mounting the secret files", Err: err}
+		}
+	}
+	if spec.Dir != "" {
+		if err := unix.Chdir(spec.Dir); err != nil {
+			return &Error{Step: "entering " + spec.Dir, Err: err}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return &Error{Step: "no_new_privs", Err: err}
+	}
+	if err := restrictExec(spec.Exec); err != nil {
+		return &Error{Step: "landlock", Err: err}
+	}
+	if spec.Notify {
+		lfd, err := installFilter()
+		if err != nil {
+			return &Error{Step: "seccomp", Err: err}
+		}
+		if err := unix.Sendmsg(ctlFD, []byte("listener"), unix.UnixRights(lfd), nil, 0); err != nil {
+			return &Error{Step: "handing over the seccomp listener", Err: err}
+		}
+		unix.Close(lfd)
+	}
+	// The control socket closes as the program starts: chock reads that as
+	// "the sandbox is made".
+	unix.CloseOnExec(ctlFD)
+	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
+	return &Error{Step: "exec " + spec.Path, Err: err}
+}
+
+func readSpec() (*Spec, error) {
+	f := os.NewFile(specFD, "spec")
+	defer f.Close()
+	var s Spec
+	if err := json.NewDecoder(f).Decode(&s); err != nil {
+		return nil, err
+	}
+	if s.Path == "" || len(s.Argv) == 0 {
+		return nil, fmt.Errorf("the spec names no program")
+	}
+	return &s, nil
+}
+
+// bindReadOnly bind-mounts dir onto itself and makes that mount read-only,
+// keeping the flags the kernel locks (nosuid, nodev, noexec) as they were.
+func bindReadOnly(dir string) error {
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err == unix.ENOENT {
+			return nil // a PATH entry that is not there holds nothing to plant over
+		}
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	for _, f := range []struct{ st, ms int64 }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if st.Flags&f.st != 0 {
+			flags |= uintptr(f.ms)
+		}
+	}
+	return unix.Mount("", dir, "", flags, "")
+}
+
+// hide covers path: a directory with an empty read-only tmpfs, a file or
+// socket with /dev/null. A path that is not there needs no cover.
+func hide(path string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR {
+			return nil
+		}
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4096,mode=0500")
+	}
+	return unix.Mount("/dev/null", path, "", unix.MS_BIND, "")
+}
+
+// secretFiles mounts a small tmpfs at dir (an empty directory chock made),
+// writes the files into it and makes it read-only: the values exist in
+// this mount namespace only, and go when the call's last process does.
+func secretFiles(dir string, files []SecretFile) error {
+	size := 0
+	for _, f := range files {
+		size += len(f.Value) + 4096
+	}
+	opts := fmt.Sprintf("size=%d,mode=0500", size)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+		return err
+	}
+	for _, f := range files {
+		fd, err := unix.Open(dir+"/"+f.Name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o400)
+		if err != nil {
+			return err
+		}
+		_, err = unix.Write(fd, []byte(f.Value))
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// restrictExec lets this thread (and every process it becomes or starts)
+// execute only the files named: Landlock's execute right, handled alone,
+// so reading and writing stay as the mounts allow. The kernel also checks
+// the right for an ELF interpreter and a script's #! interpreter. Where
+// the kernel has them (ABI 6), abstract unix sockets and signals are
+// scoped to the call too: no connecting to a bus or agent chock's side
+// listens on, no signalling a process outside the call.
+func restrictExec(files []string) error {
+	cfg := landlock.Config{HandledAccessFS: ll.AccessFSExecute}
+	if abi, err := ll.LandlockGetABIVersion(); err == nil && abi >= 6 {
+		cfg.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
+	}
+	fd, flags, err := cfg.NewRulesetFD(landlock.PathAccess(ll.AccessFSExecute, files...))
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return fmt.Errorf("the kernel does not enforce Landlock")
+	}
+	defer unix.Close(fd)
+	return ll.LandlockRestrictSelf(fd, flags)
+}
+
+// installFilter installs the seccomp filter that reports every execve and
+// execveat to a listener, and returns the listener's descriptor.
+func installFilter() (int, error) {
+	prog := execFilter()
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	if errno != 0 {
+		return -1, errno
+	}
+	fd := int(r)
+	unix.CloseOnExec(fd)
+	return fd, nil
+}

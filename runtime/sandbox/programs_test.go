@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	bin, work := t.TempDir(), t.TempDir()
+	b, err := os.ReadFile("/usr/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(bin, "gh"), b, 0o755)
+	os.WriteFile(filepath.Join(work, "gh"), b, 0o755)
+	os.Symlink(filepath.Join(bin, "gh"), filepath.Join(bin, "hub"))
+	os.Symlink("/usr/bin/true", filepath.Join(work, "ls"))
+	os.WriteFile(filepath.Join(bin, "notexec"), b, 0o644)
+	p, err := Scan(bin+":relative::/usr/bin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Dirs) != 2 {
+		t.Errorf("dirs %v: a relative or empty PATH entry is ignored", p.Dirs)
+	}
+	for _, tc := range []struct {
+		argv0, dir, name, err string
+	}{
+		{"gh", "", "gh", ""},
+		{"hub", "", "hub", ""}, // a link on the PATH: its own name means its target
+		{filepath.Join(bin, "gh"), "", "gh", ""},
+		{filepath.Join(bin, "hub"), "", "hub", ""},
+		{"./gh", work, "", "but exec.path.gh means " + filepath.Join(bin, "gh")},
+		{"./ls", work, "true", ""}, // decided under its target's name
+		{"nope", "", "", "nope is not on the session's PATH"},
+		{"notexec", "", "", "not on the session's PATH"},
+		{filepath.Join(bin, "notexec"), "", "", "it is not executable"},
+		{"/nonexistent/x", "", "", "no such file"},
+	} {
+		r, err := p.Resolve(tc.argv0, tc.dir)
+		var ie *IdentityError
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.argv0, err)
+		case tc.err == "" && r.Name != tc.name:
+			t.Errorf("%s: decided as %s, want %s", tc.argv0, r.Name, tc.name)
+		case tc.err != "" && (!errors.As(err, &ie) || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want an IdentityError with %q", tc.argv0, err, tc.err)
+		}
+	}
+}
+
+func TestPins(t *testing.T) {
+	bin := t.TempDir()
+	b, _ := os.ReadFile("/usr/bin/true")
+	os.WriteFile(filepath.Join(bin, "gh"), b, 0o755)
+	p, _ := Scan(bin, []Pin{{Name: "gh", Paths: []string{"/usr/bin/true"}}, {Name: "ghost", Paths: []string{"/nonexistent"}}})
+	if _, err := p.Resolve("gh", ""); err == nil || !strings.Contains(err.Error(), "exec.path.gh means /usr/bin/true") {
+		t.Errorf("a PATH gh beside a pin: %v", err)
+	}
+	r, err := p.Resolve("/usr/bin/true", "")
+	if err != nil || r.Name != "true" && r.Name != "gh" {
+		t.Errorf("the pinned file: %+v %v", r, err)
+	}
+	if _, err := p.Resolve("ghost", ""); err == nil {
+		t.Error("a program pinned to no file ran")
+	}
+}
+
+// FuzzInterpreter: whatever a program file holds, reading its interpreter
+// does not panic.
+func FuzzInterpreter(f *testing.F) {
+	f.Add([]byte("#!/bin/sh -e\necho"))
+	f.Add([]byte("#!"))
+	f.Add([]byte("\x7fELF\x02\x01\x01"))
+	if b, err := os.ReadFile("/usr/bin/true"); err == nil {
+		f.Add(b[:min(len(b), 4096)])
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "prog")
+		if err := os.WriteFile(p, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		Interpreter(p)
+	})
+}

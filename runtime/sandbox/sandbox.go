@@ -1,0 +1,72 @@
+// Package sandbox runs one exec call in a sandbox of its own (Linux,
+// unprivileged, no setuid helper): new user, pid and mount namespaces with
+// their own /proc, every directory a program comes from mounted read-only,
+// the files the call may execute fixed by a Landlock ruleset, and its
+// execve calls reported to chock through a seccomp user notification so
+// that each nested exec can be logged. The call's program is pid 1 of its
+// pid namespace: when it exits, the kernel kills everything it left,
+// setsid and double-forked children included.
+//
+// Go cannot run code between fork and exec, so the sandbox is made by a
+// small init: chock starts a binary (chock-sandbox beside chock, or chock
+// itself) in the new namespaces with argv[0] InitArg; MaybeInit, called
+// first thing in main, recognises it, reads the Spec from fd 3, builds the
+// sandbox and execs the program.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+)
+
+// InitArg is argv[0] of the init: the sign that a binary runs as it.
+const InitArg = "chock-sandbox-init"
+
+// Spec is what one sandboxed call runs.
+type Spec struct {
+	// Path is the program's file (absolute, symlinks resolved); Argv its
+	// arguments, Argv[0] as the agent gave it.
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	// Dir is the working directory ("" keeps chock's).
+	Dir string `json:"dir,omitempty"`
+	// ReadOnly are the directories bind-mounted read-only inside.
+	ReadOnly []string `json:"read_only"`
+	// Hide are paths covered inside: a directory by an empty read-only
+	// tmpfs, anything else by /dev/null (the credential store, the
+	// session logs, the keyring's bus socket).
+	Hide []string `json:"hide,omitempty"`
+	// Exec are the files any process of the call may execute; Landlock
+	// refuses every other execve. Path must be one of them.
+	Exec []string `json:"exec"`
+	// Files are file-bound secrets, written on a tmpfs mounted at FileDir
+	// inside the sandbox only, then made read-only.
+	FileDir string       `json:"file_dir,omitempty"`
+	Files   []SecretFile `json:"files,omitempty"`
+	// Notify asks for the call's execve calls to be reported.
+	Notify bool `json:"notify"`
+}
+
+// SecretFile is one file-bound secret: its base name under Spec.FileDir and
+// its value.
+type SecretFile struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Error is a sandbox that could not be made; the call is then refused,
+// never run bare.
+type Error struct {
+	Step string // what failed: "namespaces", "mount /proc", "landlock" …
+	Err  error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("the sandbox could not be made (%s): %v", e.Step, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrUnsupported is the sandbox on a system that has none.
+var ErrUnsupported = errors.New("exec sandboxes need Linux (user, pid and mount namespaces and Landlock)")

@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	MaybeInit()
+	os.Exit(m.Run())
+}
+
+// run runs argv (argv[0] a path) in a sandbox allowing exec of the files
+// in allow, and returns its output and the nested execs reported.
+func run(t *testing.T, spec *Spec) (string, int, []Exec) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Env == nil {
+		spec.Env = []string{"PATH=/usr/bin:/bin"}
+	}
+	spec.Exec = append(spec.Exec, spec.Path)
+	c := Command(spec, exe)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	var mu sync.Mutex
+	var execs []Exec
+	c.Report = func(e Exec) { mu.Lock(); execs = append(execs, e); mu.Unlock() }
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	c.Wait()
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	return out.String(), c.ProcessState.ExitCode(), execs
+}
+
+func interp(t *testing.T, path string) []string {
+	i, _, err := Interpreter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i == "" {
+		return []string{path}
+	}
+	return []string{path, i}
+}
+
+func TestRunsAsPid1(t *testing.T) {
+	sh, _ := Identify("/bin/sh")
+	_ = sh
+	out, code, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", "echo $$; echo hi > /usr/bin/chock-planted; echo rc=$?"}, Exec: interp(t, "/usr/bin/dash"), ReadOnly: []string{"/usr/bin"}, Notify: true})
+	if code != 0 || !strings.HasPrefix(out, "1\n") || !strings.Contains(out, "rc=2") {
+		t.Fatalf("code %d out %q", code, out)
+	}
+	if _, err := os.Stat("/usr/bin/chock-planted"); err == nil {
+		os.Remove("/usr/bin/chock-planted")
+		t.Fatal("planted a file in a read-only PATH dir")
+	}
+}
+
+func TestNestedExecRefused(t *testing.T) {
+	out, code, execs := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", "/usr/bin/id -u; echo rc=$?"}, Exec: interp(t, "/usr/bin/dash"), Notify: true})
+	if !strings.Contains(out, "rc=126") || code != 0 {
+		t.Fatalf("code %d out %q", code, out)
+	}
+	if len(execs) != 1 || execs[0].File != "/usr/bin/id" {
+		t.Fatalf("execs %+v", execs)
+	}
+}
+
+func TestSetsidChildDies(t *testing.T) {
+	marker := "chock-sandbox-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+	allow := append(interp(t, "/usr/bin/dash"), "/usr/bin/setsid", "/usr/bin/sleep")
+	_, _, _ = run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", "setsid sleep 30 " + marker + " >/dev/null 2>&1 & echo started"}, Exec: allow, Notify: true})
+	time.Sleep(200 * time.Millisecond)
+	ps, _ := os.ReadDir("/proc")
+	for _, p := range ps {
+		b, _ := os.ReadFile("/proc/" + p.Name() + "/cmdline")
+		if bytes.Contains(b, []byte(marker)) {
+			t.Fatalf("a setsid child outlived the call: pid %s", p.Name())
+		}
+	}
+}
+
+// TestMountsCannotBeUndone: a call cannot unmount or remount rw what the
+// init mounted (Landlock forbids a restricted process to change the mount
+// topology), nor reach a copy of a program through memfd.
+func TestMountsCannotBeUndone(t *testing.T) {
+	allow := append(interp(t, "/usr/bin/dash"), "/usr/bin/umount", "/usr/bin/mount")
+	script := "umount -l /usr/bin; echo umount=$?; mount -o remount,bind,rw /usr/bin; echo remount=$?; touch /usr/bin/chock-rw-test; echo touch=$?"
+	out, _, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", script}, Exec: allow, ReadOnly: []string{"/usr/bin"}, Notify: true})
+	os.Remove("/usr/bin/chock-rw-test")
+	for _, want := range []string{"umount=32", "remount=32", "touch=1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %s in %q", want, out)
+		}
+	}
+}

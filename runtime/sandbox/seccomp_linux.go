@@ -1,0 +1,189 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// execFilter is the seccomp program: execve and execveat of this
+// architecture go to the listener, memfd_create is refused unless it asks
+// for a sealed non-executable file (Landlock does not govern the private
+// inodes memfds are, so an executable one would run any program's bytes),
+// and every other call is allowed. (A call through another ABI is not
+// reported; Landlock still decides whether it may execute, so only its
+// log line is lost.)
+func execFilter() []unix.SockFilter {
+	const (
+		ldAbs   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeqK    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jsetK   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		retK    = unix.BPF_RET | unix.BPF_K
+		offNr   = 0 // struct seccomp_data: nr, arch, instruction pointer, args
+		offArch = 4
+		offArg1 = 24 // args[1], its low 32 bits on a little-endian machine
+	)
+	return []unix.SockFilter{
+		/* 0 */ {Code: ldAbs, K: offArch},
+		/* 1 */ {Code: jeqK, Jt: 0, Jf: 7, K: auditArch}, // another ABI: 9
+		/* 2 */ {Code: ldAbs, K: offNr},
+		/* 3 */ {Code: jeqK, Jt: 6, Jf: 0, K: uint32(unix.SYS_EXECVE)}, // 10
+		/* 4 */ {Code: jeqK, Jt: 5, Jf: 0, K: uint32(unix.SYS_EXECVEAT)}, // 10
+		/* 5 */ {Code: jeqK, Jt: 0, Jf: 3, K: uint32(unix.SYS_MEMFD_CREATE)}, // else 9
+		/* 6 */ {Code: ldAbs, K: offArg1},
+		/* 7 */ {Code: jsetK, Jt: 1, Jf: 0, K: unix.MFD_NOEXEC_SEAL}, // 9
+		/* 8 */ {Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		/* 9 */ {Code: retK, K: unix.SECCOMP_RET_ALLOW},
+		/* 10 */ {Code: retK, K: unix.SECCOMP_RET_USER_NOTIF},
+	}
+}
+
+// seccompData is struct seccomp_data.
+type seccompData struct {
+	Nr                 int32
+	Arch               uint32
+	InstructionPointer uint64
+	Args               [6]uint64
+}
+
+// seccompNotif is struct seccomp_notif.
+type seccompNotif struct {
+	ID    uint64
+	Pid   uint32
+	Flags uint32
+	Data  seccompData
+}
+
+// seccompNotifResp is struct seccomp_notif_resp.
+type seccompNotifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+const (
+	notifFlagContinue = 1          // SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	ioctlNotifIDValid = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID
+)
+
+// Exec is one execve a sandboxed process made: the file it names,
+// resolved as that process sees it. Path is what was read from the
+// process's memory, so a racing thread can make it wrong; the kernel's
+// Landlock check, not this report, decides what runs.
+type Exec struct {
+	Pid  int
+	Path string
+	// File is Path resolved inside the sandbox ("" when it could not be).
+	File string
+	ID   FileID
+	Err  error
+}
+
+// watch reads the listener until every process of the call is gone,
+// reporting each execve to report and letting it proceed: the kernel's
+// Landlock domain decides it. The first one is the init's exec of the
+// program, which is not reported.
+func watch(listener *os.File, report func(Exec)) {
+	defer listener.Close()
+	fd := int(listener.Fd())
+	first := true
+	for {
+		var n seccompNotif
+		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return // ENOENT after the target died, or the filter is gone
+		}
+		if !first && report != nil {
+			report(describe(fd, &n))
+		}
+		first = false
+		resp := seccompNotifResp{ID: n.ID, Flags: notifFlagContinue}
+		ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	}
+}
+
+func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// describe reads the path an execve names and resolves it in the
+// process's own view (its root, its working directory or dirfd).
+func describe(lfd int, n *seccompNotif) Exec {
+	e := Exec{Pid: int(n.Pid)}
+	addr, dirfd := n.Data.Args[0], int32(unix.AT_FDCWD)
+	if n.Data.Nr == int32(unix.SYS_EXECVEAT) {
+		dirfd, addr = int32(n.Data.Args[0]), n.Data.Args[1]
+	}
+	path, err := readString(e.Pid, addr)
+	id := n.ID
+	if ioctl(lfd, ioctlNotifIDValid, unsafe.Pointer(&id)) != nil {
+		err = errors.New("the process went away")
+	}
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	e.Path = path
+	proc := "/proc/" + strconv.Itoa(e.Pid)
+	var full string
+	switch {
+	case path == "" && n.Data.Nr == int32(unix.SYS_EXECVEAT):
+		full = proc + "/fd/" + strconv.Itoa(int(dirfd))
+	case strings.HasPrefix(path, "/"):
+		full = proc + "/root" + path
+	case dirfd == unix.AT_FDCWD:
+		full = proc + "/cwd/" + path
+	default:
+		full = proc + "/fd/" + strconv.Itoa(int(dirfd)) + "/" + path
+	}
+	id2, err := Identify(full)
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	e.ID = id2
+	if r, err := filepath.EvalSymlinks(full); err == nil {
+		e.File = r
+	}
+	return e
+}
+
+// readString reads a NUL-terminated string of at most PATH_MAX bytes at
+// addr in process pid.
+func readString(pid int, addr uint64) (string, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var out []byte
+	buf := make([]byte, 256)
+	for len(out) < unix.PathMax {
+		// Stop at a page boundary: the next page may not be mapped.
+		room := 4096 - int((addr+uint64(len(out)))%4096)
+		k, err := f.ReadAt(buf[:min(len(buf), room)], int64(addr)+int64(len(out)))
+		if k > 0 {
+			if i := bytes.IndexByte(buf[:k], 0); i >= 0 {
+				return string(append(out, buf[:i]...)), nil
+			}
+			out = append(out, buf[:k]...)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", errors.New("the path is longer than PATH_MAX")
+}

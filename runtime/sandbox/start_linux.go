@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Cmd is a sandboxed call: an exec.Cmd whose process is the init, then
+// the program, as pid 1 of its own pid namespace. Set Stdin, Stdout and
+// Stderr on Cmd.Cmd before Start; Wait and Process.Kill as for exec.Cmd
+// (killing pid 1 kills the call's whole process tree).
+type Cmd struct {
+	*exec.Cmd
+	spec *Spec
+	// Report receives each nested execve (Spec.Notify), from a goroutine
+	// of its own, until the call's last process is gone.
+	Report func(Exec)
+}
+
+// Command prepares spec to run in a sandbox made by the init binary at
+// initPath (a binary whose main calls MaybeInit first).
+func Command(spec *Spec, initPath string) *Cmd {
+	c := exec.Command(initPath)
+	c.Args = []string{InitArg}
+	// The init is one thread's work: a Go runtime with one P starts fastest.
+	c.Env = []string{"GOMAXPROCS=1"}
+	c.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		// Root inside, this uid outside: the init may mount, and the
+		// program's files look owned by whoever owns them outside.
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	return &Cmd{Cmd: c, spec: spec}
+}
+
+// Start starts the init, hands it the spec and waits until the program
+// is exec'd (or the sandbox could not be made: an *Error, and nothing
+// ran). ctx bounds the wait.
+func (c *Cmd) Start(ctx context.Context) error {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return &Error{Step: "pipe", Err: err}
+	}
+	defer specR.Close()
+	defer specW.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return &Error{Step: "socketpair", Err: err}
+	}
+	ctl, child := os.NewFile(uintptr(fds[0]), "ctl"), os.NewFile(uintptr(fds[1]), "ctl-child")
+	defer ctl.Close()
+	c.ExtraFiles = []*os.File{specR, child}
+	if err := c.Cmd.Start(); err != nil {
+		child.Close()
+		return &Error{Step: "namespaces", Err: err}
+	}
+	child.Close()
+	specR.Close()
+	stop := context.AfterFunc(ctx, func() { c.Process.Kill() })
+	defer stop()
+	if err := json.NewEncoder(specW).Encode(c.spec); err != nil {
+		c.Process.Kill()
+		c.Wait()
+		return &Error{Step: "handing over the spec", Err: err}
+	}
+	specW.Close()
+	var listener *os.File
+	var failure error
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fds[0], buf, oob, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			break // EOF: the program was exec'd, or the init is gone
+		}
+		msg := string(buf[:n])
+		if msg == "listener" && oobn > 0 {
+			if l := rights(oob[:oobn]); l != nil && listener == nil {
+				// Watched at once: the program's own exec waits for it.
+				listener = l
+				go watch(listener, c.Report)
+			}
+			continue
+		}
+		failure = errors.New(msg)
+	}
+	if failure == nil && ctx.Err() != nil {
+		failure = context.Cause(ctx)
+	}
+	if failure != nil {
+		c.Process.Kill()
+		c.Wait()
+		var e *Error
+		if step, why, ok := strings.Cut(failure.Error(), "\x00"); ok {
+			e = &Error{Step: step, Err: errors.New(why)}
+		} else {
+			e = &Error{Step: "init", Err: failure}
+		}
+		return e
+	}
+	if listener == nil && c.spec.Notify {
+		c.Process.Kill()
+		c.Wait()
+		return &Error{Step: "seccomp", Err: errors.New("the init sent no listener")}
+	}
+	return nil
+}
+
+func rights(oob []byte) *os.File {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err == nil && len(fds) > 0 {
+			for _, fd := range fds[1:] {
+				unix.Close(fd)
+			}
+			return os.NewFile(uintptr(fds[0]), "seccomp-listener")
+		}
+	}
+	return nil
+}

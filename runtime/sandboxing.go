@@ -1,0 +1,305 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/runtime/sandbox"
+	"github.com/chockhq/chock/runtime/sessionlog"
+)
+
+// execRights is what the policy lets any process of a call execute, for
+// one policy revision: the files, each with the name and decision that
+// let it, and the directories mounted read-only.
+type execRights struct {
+	revision string
+	// files are the executable files: every file a name allowed at loop
+	// phase means, and the ELF interpreters they need.
+	files []string
+	// by is each known program file's verdict: the name that allows it
+	// (or the first that refuses it) and that decision.
+	by map[sandbox.FileID]verdict
+	// dirs are mounted read-only in every call: the PATH's directories,
+	// and those of files symlinks on it lead to.
+	dirs []string
+}
+
+type verdict struct {
+	name     string
+	decision *eval.Decision
+	// declared names the .programs entry that declared the call, when a
+	// declaration let it run.
+	declared string
+}
+
+// rightsCache holds the execRights of the engine's current revision.
+type rightsCache struct {
+	mu sync.Mutex
+	r  *execRights
+}
+
+// rights are the exec rights under the engine's current revision, worked
+// out once per revision: a decision for every program name on the PATH.
+func (s *Session) rights(ctx context.Context) (*execRights, error) {
+	rev := s.opts.Engine.Revision()
+	s.execRights.mu.Lock()
+	defer s.execRights.mu.Unlock()
+	if r := s.execRights.r; r != nil && r.revision == rev {
+		return r, nil
+	}
+	r := &execRights{revision: rev, by: map[sandbox.FileID]verdict{}}
+	dirs := map[string]bool{}
+	for _, d := range s.programs.Dirs {
+		dirs[d] = true
+	}
+	files := map[string]bool{}
+	for _, name := range s.programs.Names() {
+		act, err := action.Exec(name)
+		if err != nil || strings.Contains(name, "/") {
+			continue // a name that cannot form an action is never allowed
+		}
+		d, err := s.opts.Engine.Decide(ctx, act, config.Loop)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range s.programs.Means(name) {
+			prev, seen := r.by[f.ID]
+			if d.Decision == config.Allow {
+				if !seen || prev.decision.Decision != config.Allow {
+					r.by[f.ID] = verdict{name: name, decision: d}
+				}
+				files[f.Path] = true
+				dirs[filepath.Dir(f.Path)] = true
+				if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {
+					files[interp] = true
+				}
+			} else if !seen {
+				r.by[f.ID] = verdict{name: name, decision: d}
+			}
+		}
+	}
+	r.files = sortedKeys(files)
+	r.dirs = sortedKeys(dirs)
+	s.execRights.r = r
+	return r, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// command builds the call's process: in a sandbox, or with --no-sandbox
+// bare in a process group of its own. start starts it.
+func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd, func() error, error) {
+	r := c.Exec
+	prog := c.prog.File.Path
+	if s.opts.NoSandbox {
+		cmd := exec.Command(prog, r.Argv[1:]...)
+		cmd.Args[0] = r.Argv[0]
+		cmd.Env = env
+		cmd.Dir = r.Dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return cmd, cmd.Start, nil
+	}
+	rights, err := s.rights(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch id, err := sandbox.Identify(s.initPath); {
+	case err != nil:
+		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the sandbox could not be made (init %s: %v); the call was not run (--no-sandbox runs calls without one, for a person who says so)", s.initPath, err)}
+	case id != s.initID:
+		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the sandbox init %s is not the file the session started with, so no sandbox is made with it; the call was not run", s.initPath)}
+	}
+	allow := append([]string{prog}, rights.files...)
+	interp, script, err := sandbox.Interpreter(prog)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", prog, err)
+	}
+	switch {
+	case script:
+		// A script runs its interpreter, which the policy must let run too:
+		// allowing a script does not allow every program it could name.
+		id, err := sandbox.Identify(interp)
+		v, known := rights.by[id]
+		if err != nil || !known || v.decision.Decision != config.Allow {
+			why := fmt.Sprintf("%s is a script run by %s, which no allowed program name means", prog, interp)
+			if names := s.programs.NamesOf(id); err == nil && len(names) > 0 {
+				why = fmt.Sprintf("%s is a script run by %s, and the policy does not allow exec.path.%s", prog, interp, names[0])
+			}
+			return nil, nil, &RefusedError{Action: c.Action, Reason: why}
+		}
+	case interp != "":
+		allow = append(allow, interp)
+	}
+	rights, allow, err = s.declaredCalls(ctx, c.prog.Name, rights, allow)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, ReadOnly: append(append([]string(nil), rights.dirs...), s.pinned...),
+		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
+	sc := sandbox.Command(spec, s.initPath)
+	sc.Report = func(e sandbox.Exec) { s.nestedExec(c, e, rights) }
+	start := func() error {
+		err := sc.Start(ctx)
+		var se *sandbox.Error
+		if errors.As(err, &se) && strings.HasPrefix(se.Step, "entering ") {
+			return se.Err // the call's own dir: an error of the call, as without a sandbox
+		}
+		if errors.As(err, &se) {
+			return &RefusedError{Action: c.Action, Reason: se.Error() + "; the call was not run (--no-sandbox runs calls without one, for a person who says so)"}
+		}
+		return err
+	}
+	return sc.Cmd, start, nil
+}
+
+// declaredCalls adds what the program's .programs entry declares it runs
+// (.calls) to one call's rights: each is allowed as a project rule naming
+// it would allow it — unless the project denies or asks that very action
+// by name — and only where every org ceiling allows it.
+func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRights, allow []string) (*execRights, []string, error) {
+	var entry *compile.ProgramMeta
+	for i, p := range s.opts.Engine.Meta().Programs {
+		if p.Name == name && len(p.Calls) > 0 {
+			entry = &s.opts.Engine.Meta().Programs[i]
+		}
+	}
+	if entry == nil {
+		return rights, allow, nil
+	}
+	own := *rights
+	own.dirs = append([]string(nil), rights.dirs...)
+	own.by = make(map[sandbox.FileID]verdict, len(rights.by))
+	for k, v := range rights.by {
+		own.by[k] = v
+	}
+	for _, call := range entry.Calls {
+		n, ok := strings.CutPrefix(call, "exec.path.")
+		if !ok || strings.ContainsAny(n, "*.") {
+			continue // lint refuses it; it declares nothing
+		}
+		d, err := s.opts.Engine.Decide(ctx, call, config.Loop)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !declaredAllows(d, call) {
+			continue
+		}
+		for _, f := range s.programs.Means(n) {
+			allow = append(allow, f.Path)
+			own.dirs = append(own.dirs, filepath.Dir(f.Path)) // read-only, like every program's
+			if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {
+				allow = append(allow, interp)
+			}
+			own.by[f.ID] = verdict{name: n, decision: d, declared: fmt.Sprintf("declared by .programs %q (%s)", entry.Name, entry.Span)}
+		}
+	}
+	return &own, allow, nil
+}
+
+// declaredAllows says whether a declaration lets act run: the project's
+// own rule naming act exactly, if it has one, must allow it, and every
+// org ceiling must.
+func declaredAllows(d *eval.Decision, act string) bool {
+	for i, l := range d.Layers {
+		if i == 0 {
+			if l.Rule != nil && l.Rule.Pattern == act && l.Decision != config.Allow {
+				return false
+			}
+			continue
+		}
+		if l.Decision != config.Allow {
+			return false
+		}
+	}
+	return true
+}
+
+// nestedExec logs an exec a call's process made: the file, the name that
+// let it run or refused it, and the deciding rule. The kernel's Landlock
+// domain, made from the same rights, is what enforces it.
+func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
+	if errors.Is(e.Err, os.ErrNotExist) || errors.Is(e.Err, syscall.ENOTDIR) {
+		return // a PATH search trying a directory that has no such file: nothing to run or refuse
+	}
+	// A call that execs in a loop fills no disk: past maxNested events the
+	// rest are counted in one line.
+	switch n := c.nested.Add(1); {
+	case n == maxNested+1:
+		s.event("exec.nested", sessionlog.F("parent", c.ID), sessionlog.F("outcome", "not logged"),
+			sessionlog.F("why", fmt.Sprintf("more than %d nested execs in one call; the kernel still decides each", maxNested)))
+		return
+	case n > maxNested:
+		return
+	}
+	fields := []sessionlog.Field{sessionlog.F("parent", c.ID), sessionlog.F("path", e.Path)}
+	if e.File != "" {
+		fields = append(fields, sessionlog.F("program", e.File))
+	}
+	v, known := rights.by[e.ID]
+	switch {
+	case e.Err != nil:
+		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", fmt.Sprintf("not a program file: %v", e.Err)))
+	case !known:
+		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", "not a program on the session's PATH"))
+	default:
+		rule, layer := "default", "project"
+		if l := v.decision.Decider(); l != nil {
+			layer, rule = l.Spelling(), l.RuleText()
+		}
+		outcome := "run"
+		if v.decision.Decision != config.Allow && v.declared == "" {
+			outcome = "refused"
+		}
+		if v.declared != "" {
+			rule, layer = v.declared, "project"
+		}
+		decision := v.decision.Decision.String()
+		if v.declared != "" {
+			decision = "allow"
+		}
+		fields = append(fields, sessionlog.F("action", v.decision.Action), sessionlog.F("decision", decision),
+			sessionlog.F("layer", layer), sessionlog.F("rule", rule), sessionlog.F("outcome", outcome))
+		if v.decision.Decision == config.Ask && v.declared == "" {
+			fields = append(fields, sessionlog.F("why", "nobody can be asked in the middle of a call, so an ask reads as refused"))
+		}
+	}
+	s.event("exec.nested", fields...)
+}
+
+// maxNested is how many nested execs one call logs.
+const maxNested = 1000
+
+// initPath is the binary that makes sandboxes: chock-sandbox beside this
+// executable when it is there (it starts in about a millisecond), else
+// this binary itself, whose main calls sandbox.MaybeInit.
+func initPath(given string) string {
+	if given != "" {
+		return given
+	}
+	if exe, err := os.Executable(); err == nil {
+		sib := filepath.Join(filepath.Dir(exe), "chock-sandbox")
+		if st, err := os.Stat(sib); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return sib
+		}
+	}
+	return "/proc/self/exe"
+}
