@@ -275,6 +275,7 @@ func (g *Gateway) newConn(ctx context.Context, transport string) (*conn, error) 
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	c.server.AddReceivingMiddleware(c.middleware)
+	rev := g.o.Engine.Revision()
 	c.refresh(ctx)
 	g.mu.Lock()
 	if g.closed {
@@ -284,6 +285,9 @@ func (g *Gateway) newConn(ctx context.Context, transport string) (*conn, error) 
 	}
 	g.conns[c] = true
 	g.mu.Unlock()
+	if g.o.Engine.Revision() != rev {
+		c.refresh(ctx) // a swap came between: it did not see this connection
+	}
 	return c, nil
 }
 

@@ -89,6 +89,7 @@ func (g *Gateway) Handler(token string) http.Handler {
 		}
 	})
 	want := []byte("Bearer " + token)
+	guarded := http.NewCrossOriginProtection().Handler(inner)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
@@ -96,7 +97,7 @@ func (g *Gateway) Handler(token string) http.Handler {
 			http.Error(w, "Unauthorized: chock mcp serve wants Authorization: Bearer <the token it printed, or $CHOCK_GATEWAY_TOKEN>", http.StatusUnauthorized)
 			return
 		}
-		http.NewCrossOriginProtection().Handler(inner).ServeHTTP(w, r)
+		guarded.ServeHTTP(w, r)
 	}))
 	return mux
 }
