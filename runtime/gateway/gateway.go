@@ -146,6 +146,14 @@ func New(o Options) (*Gateway, error) {
 	g := &Gateway{o: o, conns: map[*conn]bool{}}
 	g.view.Store(&view{cfg: o.Config, src: o.Sources})
 	g.template = mcp.NewServer(g.impl(), nil)
+	g.template.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "ping" {
+				return next(ctx, method, req)
+			}
+			return nil, fmt.Errorf("chock: %s outside a session; a session opens with initialize", method)
+		}
+	})
 	return g, nil
 }
 

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -392,5 +395,41 @@ func TestFetchAndBackground(t *testing.T) {
 	text, isErr = callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"sleep", "30"}, "background": true}})
 	if isErr || !strings.HasPrefix(text, "started in the background, pid ") || !strings.HasSuffix(text, " (given no secrets)") {
 		t.Errorf("background: %v %q", isErr, text)
+	}
+}
+
+// TestHTTPOutsideASession: over HTTP, a request that is neither part of a
+// session nor an initialize is answered with an error, never with tools
+// of a session nobody opened; a batch holding an initialize opens one.
+func TestHTTPOutsideASession(t *testing.T) {
+	f := newFixture(t, `.{ .policy = .{ .allow = .{ "exec.path.true" } } }`, Options{})
+	srv := httptest.NewServer(f.g.Handler("tok"))
+	defer srv.Close()
+	post := func(body string) string {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}
+	got := post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+	if strings.Contains(got, `"tools"`) || !strings.Contains(got, "error") {
+		t.Errorf("tools/list outside a session: %s", got)
+	}
+	if n := len(f.g.live()); n != 0 {
+		t.Errorf("%d sessions opened by it", n)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batch","version":"1"}}}`
+	if got := post("[" + init + "]"); !strings.Contains(got, `"serverInfo"`) {
+		t.Errorf("a batched initialize: %s", got)
+	}
+	if n := len(f.g.live()); n != 1 {
+		t.Errorf("%d sessions after a batched initialize, want 1", n)
 	}
 }

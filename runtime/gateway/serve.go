@@ -113,10 +113,22 @@ func opensSession(r *http.Request) bool {
 	if err != nil || len(b) > maxInitialize {
 		return false
 	}
-	var m struct {
+	type message struct {
 		Method string `json:"method"`
 	}
-	return json.Unmarshal(b, &m) == nil && m.Method == "initialize"
+	var m message
+	if json.Unmarshal(b, &m) == nil {
+		return m.Method == "initialize"
+	}
+	var batch []message // 2025-03-26 let a client batch its messages
+	if json.Unmarshal(b, &batch) == nil {
+		for _, m := range batch {
+			if m.Method == "initialize" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type readCloser struct {
