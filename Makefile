@@ -24,7 +24,9 @@ lint:
 # ZON parse, error path, fmt and lint time per MB at 100 MB vs 1 MB and
 # lint's peak RSS against its input (one package at a time: the 100 MB
 # runs must not share the machine), one decision at 10,000 rules vs 10
-# rules (OPA and the native matcher),
+# rules (OPA and the native matcher), chock diff of a 10,000-rule policy
+# with one edit (under 100 ms) and with its default changed, and the
+# adversarial worst case up to the region cap,
 # decisions per second through eval.Engine, serial and parallel, a brokered
 # exec of /bin/true against os/exec, a proxied MCP tools/call against a
 # direct go-sdk call to the same local server, redaction against io.Copy,
@@ -37,6 +39,7 @@ bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/lint/ | tee bench.out
 	$(GO) test -run '^$$' -bench 'Decision' -benchmem -benchtime $(BENCHTIME) ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'CompilePrepare' -benchmem -benchtime 3x ./compile/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'Diff' -benchmem -benchtime $(BENCHTIME) ./compile/diff/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'EngineDecide' -benchmem -benchtime $(BENCHTIME) ./eval/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Redact|Copy' -benchmem -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out

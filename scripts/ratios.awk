@@ -20,6 +20,8 @@ function name(   n) {
 /^BenchmarkCopy/ { cp = value("MB/s") }
 /^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
 /^BenchmarkScale[A-Za-z]+\// { n = name(); sub(/^BenchmarkScale/, "", n); scale[n] = value("ms/MB"); rss[n] = value("peak-RSS/input") }
+/^BenchmarkDiff\// { n = name(); sub(/^BenchmarkDiff\//, "", n); dms[n] = value("ms/diff"); dreg[n] = value("regions") }
+/^BenchmarkDiffWorst\// { n = name(); sub(/^BenchmarkDiffWorst\/k=/, "", n); wms[n] = value("ms/diff"); wreg[n] = value("regions"); wrules[n] = value("rules"); wcap[n] = value("capped") }
 END {
 	for (k in zon) if (js[k] > 0)
 		printf "ratio ZON/JSON throughput %-62s %.2f (%s vs %s MB/s)\n", k, zon[k] / js[k], zon[k], js[k]
@@ -64,4 +66,11 @@ END {
 	for (s = 10; s <= 100; s *= 10)
 		if (rss["Lint/" s "MB"] > 0)
 			printf "lint peak RSS / input at %dMB: %s (at most 20)\n", s, rss["Lint/" s "MB"]
+	if (dms["one-edit/rules=10000"] > 0)
+		printf "diff of a 10000-rule policy with one edit: %.1f ms (target under 100 ms), %d regions compared\n", dms["one-edit/rules=10000"], dreg["one-edit/rules=10000"]
+	if (dms["default/rules=10000"] > 0)
+		printf "diff of a 10000-rule policy with its default changed (every region): %.1f ms, %d regions\n", dms["default/rules=10000"], dreg["default/rules=10000"]
+	for (k = 1; k <= 16; k++)
+		if (wms[k] > 0)
+			printf "diff worst case, k=%d positions (%d rules): %d regions%s in %.2f ms\n", k, wrules[k], wreg[k], (wcap[k] > 0 ? ", stopped at the cap" : ""), wms[k]
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chockhq/chock/compile/reach"
+	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safefile"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/cobra"
@@ -25,10 +26,12 @@ func newReachCmd(io stdio) *cobra.Command {
 		Use:   "reach [--org FILE]... [--write FILE | --check FILE] [--config FILE | CONFIG]",
 		Short: "what the policy grants",
 		Long: `reach prints what the policy of chock.zon (--config, or the argument)
-grants, org ceilings applied: secrets and where they reach, servers and
-their tools, broad grants. --write pins the table in a file; --check diffs
-a pinned snapshot, names what is newly granted and what was removed, and
-exits 1 when they differ.`,
+grants, org ceilings applied: every grant (each region of the action space
+it allows or asks about, exactly, in every namespace), secrets and where
+they reach, servers and their tools, broad grants. --write pins the table
+in a file; --check compares a pinned snapshot with the policy, the grants
+region by region, names what is newly granted and what was removed, and
+exits 1 when they differ. chock diff compares two policies.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if write != "" && check != "" {
@@ -41,10 +44,15 @@ exits 1 when they differ.`,
 			if err := refuseErrors(l.Lint(), l.Sources, io, "reach"); err != nil {
 				return err
 			}
-			lines := reach.Report(l.Configs[0], l.Orgs)
+			if check != "" {
+				return checkReach(check, l, io)
+			}
+			lines, err := reach.Report(l.Configs[0], l.Orgs)
+			if err != nil {
+				return failed(exitFailed, err)
+			}
 			text := reachHeader + strings.Join(lines, "\n") + "\n"
-			switch {
-			case write != "":
+			if write != "" {
 				ours := func(r goio.Reader) bool {
 					head := make([]byte, 14)
 					n, _ := goio.ReadFull(r, head)
@@ -58,30 +66,6 @@ exits 1 when they differ.`,
 					return failed(exitFailed, err)
 				}
 				return nil
-			case check != "":
-				pinned, err := os.ReadFile(check)
-				if err != nil {
-					return failed(exitUsage, err)
-				}
-				var old []string
-				for _, ln := range strings.Split(string(pinned), "\n") {
-					if ln != "" && !strings.HasPrefix(ln, "#") {
-						old = append(old, ln)
-					}
-				}
-				added, removed := reach.Diff(old, lines)
-				if len(added) == 0 && len(removed) == 0 {
-					return nil
-				}
-				fmt.Fprintf(io.out, "the policy's reach differs from %s:\n", safetext.Line(check))
-				for _, a := range added {
-					fmt.Fprintf(io.out, "+ newly granted: %s\n", a)
-				}
-				for _, r := range removed {
-					fmt.Fprintf(io.out, "- removed: %s\n", r)
-				}
-				fmt.Fprintf(io.out, "if this is intended, run: chock reach --write %s\n", safetext.Line(check))
-				return reported(exitFailed)
 			}
 			fmt.Fprint(io.out, text)
 			return nil
@@ -95,4 +79,35 @@ exits 1 when they differ.`,
 	keys.addAlg(fs)
 	keys.addVerification(fs)
 	return c
+}
+
+// checkReach is reach --check FILE: the pinned snapshot against the
+// policy, exit 1 naming what changed.
+func checkReach(check string, l *load.Loaded, io stdio) error {
+	pinned, err := os.ReadFile(check)
+	if err != nil {
+		return failed(exitUsage, err)
+	}
+	var old []string
+	for _, ln := range strings.Split(string(pinned), "\n") {
+		if ln != "" && !strings.HasPrefix(ln, "#") {
+			old = append(old, ln)
+		}
+	}
+	added, removed, err := reach.Check(old, l.Configs[0], l.Orgs)
+	if err != nil {
+		return failed(exitFailed, fmt.Errorf("%s: %w", safetext.Line(check), err))
+	}
+	if len(added) == 0 && len(removed) == 0 {
+		return nil
+	}
+	fmt.Fprintf(io.out, "the policy's reach differs from %s:\n", safetext.Line(check))
+	for _, a := range added {
+		fmt.Fprintf(io.out, "+ newly granted: %s\n", a)
+	}
+	for _, r := range removed {
+		fmt.Fprintf(io.out, "- removed: %s\n", r)
+	}
+	fmt.Fprintf(io.out, "if this is intended, run: chock reach --write %s\n", safetext.Line(check))
+	return reported(exitFailed)
 }

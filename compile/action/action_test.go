@@ -171,6 +171,28 @@ func TestTrieMatchesBruteForce(t *testing.T) {
 					t.Fatalf("Lookup returned different patterns")
 				}
 			}
+			// LookupExcept is Lookup over the rules it keeps.
+			skip := r.IntN(len(pats))
+			var next *Pattern
+			for i := range pats {
+				if i != skip && pats[i].Matches(a) && (next == nil || Compare(pats[i], *next) < 0) {
+					next = &pats[i]
+				}
+			}
+			got = trie.LookupExcept(a, func(e Entry[int]) bool { return e.Value == skip })
+			switch {
+			case next == nil && got != nil:
+				t.Fatalf("%s without %d: trie found %s, nothing matches", a, skip, got[0].Pattern)
+			case next != nil && got == nil:
+				t.Fatalf("%s without %d: trie found nothing, %s matches", a, skip, next)
+			case next != nil && got[0].Pattern.String() != next.String():
+				t.Fatalf("%s without %d: trie found %s, most specific is %s", a, skip, got[0].Pattern, next)
+			}
+			for _, e := range got {
+				if e.Value == skip || e.Pattern.String() != got[0].Pattern.String() {
+					t.Fatalf("LookupExcept returned %v", got)
+				}
+			}
 		}
 	}
 }

@@ -62,22 +62,107 @@ func (t *Trie[T]) Insert(p Pattern, v T) {
 // Lookup returns the entries of the most specific pattern matching a (more
 // than one only when identical patterns were inserted), or nil.
 func (t *Trie[T]) Lookup(a Action) []Entry[T] {
-	return t.root.lookup(a, 0)
+	return t.root.lookup(a, 0, nil)
 }
 
-func (n *trieNode[T]) lookup(a Action, i int) []Entry[T] {
+// LookupExcept is Lookup with the entries skip refuses left out, as if
+// they had never been inserted: the entries of the most specific pattern
+// matching a that has any entry skip keeps, those entries only, or nil.
+// It answers "what would decide a without this rule".
+func (t *Trie[T]) LookupExcept(a Action, skip func(Entry[T]) bool) []Entry[T] {
+	return t.root.lookup(a, 0, skip)
+}
+
+func (n *trieNode[T]) lookup(a Action, i int, skip func(Entry[T]) bool) []Entry[T] {
 	if i == len(a) {
-		return n.exact
+		return keep(n.exact, skip)
 	}
 	if c := n.lit[a[i]]; c != nil {
-		if r := c.lookup(a, i+1); r != nil {
+		if r := c.lookup(a, i+1, skip); r != nil {
 			return r
 		}
 	}
 	if n.star != nil {
-		if r := n.star.lookup(a, i+1); r != nil {
+		if r := n.star.lookup(a, i+1, skip); r != nil {
 			return r
 		}
 	}
-	return n.trailing // a trailing '*' takes the one or more segments left
+	return keep(n.trailing, skip) // a trailing '*' takes the one or more segments left
 }
+
+// keep is es without the entries skip refuses (es itself when skip is nil
+// or refuses none), or nil when none is left.
+func keep[T any](es []Entry[T], skip func(Entry[T]) bool) []Entry[T] {
+	if skip == nil || len(es) == 0 {
+		if len(es) == 0 {
+			return nil
+		}
+		return es
+	}
+	var out []Entry[T]
+	for i, e := range es {
+		if skip(e) {
+			if out == nil {
+				out = append(make([]Entry[T], 0, len(es)-1), es[:i]...)
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, e)
+		}
+	}
+	if out == nil {
+		return es // skip refused none
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Shape is how a set of patterns is laid out by segment, seen from one
+// prefix: which literals and wildcards come next. It is all a walk over
+// the action space needs (package region partitions the space by it), so
+// the patterns of several tries, whatever they store, can be walked side
+// by side without copying them.
+type Shape interface {
+	// Literal is the shape after the literal seg, if some pattern has it
+	// next.
+	Literal(seg string) (Shape, bool)
+	// Star is the shape after a one-segment '*', if some pattern has one
+	// next.
+	Star() (Shape, bool)
+	// Literals calls yield with every literal some pattern has next, in
+	// no order, until it returns false.
+	Literals(yield func(string) bool)
+	// NumLiterals is how many literals Literals yields.
+	NumLiterals() int
+}
+
+// Shape returns the shape of the trie's patterns from the empty prefix.
+// It reads the trie as it is: Insert must not run while it is used.
+func (t *Trie[T]) Shape() Shape { return &t.root }
+
+func (n *trieNode[T]) Literal(seg string) (Shape, bool) {
+	if c := n.lit[seg]; c != nil {
+		return c, true
+	}
+	return nil, false
+}
+
+func (n *trieNode[T]) Star() (Shape, bool) {
+	if n.star != nil {
+		return n.star, true
+	}
+	return nil, false
+}
+
+func (n *trieNode[T]) Literals(yield func(string) bool) {
+	for s := range n.lit {
+		if !yield(s) {
+			return
+		}
+	}
+}
+
+func (n *trieNode[T]) NumLiterals() int { return len(n.lit) }

@@ -260,6 +260,24 @@ func (s *Secret) Variable() string {
 	return s.Name.Value
 }
 
+// OfferedToCall says whether the secret is offered to a call of action a
+// (SPEC §7): its .to is a pattern under exec.* that matches a. Whether it
+// is then given is secret.use.NAME's decision.
+func (s *Secret) OfferedToCall(a action.Action) bool {
+	return s.ToPattern.Set && s.ToPattern.Value.Segments()[0] == "exec" && s.ToPattern.Value.Matches(a)
+}
+
+// OfferedToServer says whether the secret is offered to the server named
+// server (SPEC §7): its .to is under mcp.* and covers the server's whole
+// namespace (mcp.S.*, mcp.*.* or mcp.*).
+func (s *Secret) OfferedToServer(server string) bool {
+	if !s.ToPattern.Set || s.ToPattern.Value.Segments()[0] != "mcp" {
+		return false
+	}
+	ns, err := action.ParsePattern("mcp." + server + ".*")
+	return err == nil && action.Covers(s.ToPattern.Value, ns)
+}
+
 // Server is one entry of .mcp_servers.
 type Server struct {
 	Span    diag.Span
@@ -280,6 +298,28 @@ type Program struct {
 	// (seed 003's metadata.calls): allowed there as a project rule would
 	// allow them, org ceilings still capping them.
 	Calls Field[[]Text]
+}
+
+// LayerVerdict is what one layer decides of an action: its decision and
+// the pattern of the rule that decided it ("" for the layer's default).
+type LayerVerdict struct {
+	Decision Decision
+	Rule     string
+}
+
+// DeclaredCallRuns is the one rule for a call a .programs entry declares
+// (lint, reach and the run time all ask it): it runs inside that
+// program's calls as a project rule naming it would let it, so the
+// project layer stops it only by a rule naming the call itself that does
+// not allow it, and every org layer (layers[1:]) must allow it. blocker is
+// the index of the layer that stops it, or -1.
+func DeclaredCallRuns(call string, layers []LayerVerdict) (blocker int) {
+	for i, l := range layers {
+		if i == 0 && l.Rule == call && l.Decision != Allow || i > 0 && l.Decision != Allow {
+			return i
+		}
+	}
+	return -1
 }
 
 // Credentials is the .credentials block.

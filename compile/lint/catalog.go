@@ -29,6 +29,7 @@ const (
 	CodeUnknownNamespace     = "unknown-namespace"
 	CodeRuleConflict         = "rule-conflict"
 	CodeRuleRepeated         = "rule-repeated"
+	CodeRuleRedundant        = "rule-redundant"
 	CodeRuleDeadByOrg        = "rule-dead-by-org"
 	CodeAskAtStart           = "ask-at-start"
 	CodeAllowsShell          = "rule-allows-shell"
@@ -88,7 +89,8 @@ var Catalog = []Check{
 	{CodeUnknownNamespace, diag.Warning, "patterns", "A pattern outside the namespaces chock knows (exec.path, mcp.<server>.host/tool/network, secret.use, net.fetch, nix.build, model.select, plugin).", `"exce.path.gh"`},
 	{CodeRuleConflict, diag.Error, "rules", "The same pattern with different decisions in one layer; deny would win, which is rarely what was meant.", `.allow = .{"exec.path.gh"}, .deny = .{"exec.path.gh"}`},
 	{CodeRuleRepeated, diag.Warning, "rules", "The same pattern with the same decision twice in one layer.", `.allow = .{ "exec.path.gh", "exec.path.gh" }`},
-	{CodeRuleDeadByOrg, diag.Warning, "rules", "A project rule that an org ceiling always overrides; the message names the org rule and its file:line.", `project allows exec.path.curl, org denies exec.path.curl`},
+	{CodeRuleRedundant, diag.Warning, "rules", "A rule whose removal changes none of its layer's decisions (exact: checked region by region over every action it matches; a rule whose check would take more than 10,000 regions is left unchecked); the message names the rules or the default that decide those actions the same without it.", `.default = .deny, .deny = .{"exec.path.curl"}`},
+	{CodeRuleDeadByOrg, diag.Warning, "rules", "A project rule whose decision never holds: on every action it decides, an org ceiling gives less (exact: checked region by region, with the same bound); the message names the org rule or default, and its file:line.", `project allows exec.path.curl, org denies exec.*`},
 	{CodeAskAtStart, diag.Warning, "rules", "Ask on an action decided at session start (mcp.<server>.host.*, mcp.<server>.network, nix.build, model.select, a secret given to a server): nobody can be asked then, so it reads as refused.", `.ask = .{"mcp.notion.host.com.notion.*"}`},
 	{CodeAllowsShell, diag.Warning, "rules", "A rule allowing a shell or interpreter (sh, bash, env, xargs, sudo, python*, node, ...) or every program: it reaches every program, whatever exec.path rules deny.", `.allow = .{"exec.path.bash"}`},
 	{CodeSecretName, diag.Error, "secrets", "A secret name outside [A-Za-z0-9_]+; the name becomes part of secret.use.<name>.", `.name = "GITHUB.TOKEN"`},

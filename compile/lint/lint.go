@@ -29,7 +29,13 @@ type linter struct {
 	decider, full *native.Evaluator
 	// tools says which servers some rule lets the model use (see toolIndex).
 	tools *toolIndex
-	diags diag.List
+	// regions is what the region checks (regions.go) have left to spend,
+	// wasRedundant the rules they found redundant, and project the
+	// project layer as they read it.
+	regions      int
+	wasRedundant map[*config.Rule]bool
+	project      *split
+	diags        diag.List
 }
 
 // layer is one policy layer as the checks read it.
@@ -53,7 +59,7 @@ func Run(in Input) diag.List {
 		if in.Config == nil && l.layers[i].kind == "project" {
 			continue
 		}
-		l.layer(&l.layers[i])
+		l.layer(i)
 	}
 	if c := in.Config; c != nil {
 		l.askAtStart(c)
@@ -93,15 +99,26 @@ func (l *linter) add(span diag.Span, code, msg, hint string) {
 
 func at(s diag.Span) string { return s.String() }
 
-// layer runs the checks that look at one layer's rules alone.
-func (l *linter) layer(layer *layer) {
+// layer runs the checks that look at one layer's rules alone: layer n of
+// l.layers.
+func (l *linter) layer(n int) {
+	layer := &l.layers[n]
 	first := newFirstRules(layer.policy.Rules)
+	// shared are the rules whose pattern another rule repeats: repeated or
+	// in conflict, which is said already.
+	var shared map[*config.Rule]bool
 	for i, r := range layer.policy.Rules {
 		l.namespace(r)
 		if r.Decision == config.Allow {
 			l.shell(r)
 		}
 		prev := first.of(i)
+		if prev != r {
+			if shared == nil {
+				shared = map[*config.Rule]bool{}
+			}
+			shared[prev], shared[r] = true, true
+		}
 		switch {
 		case prev == r:
 		case prev.Decision != r.Decision:
@@ -114,6 +131,7 @@ func (l *linter) layer(layer *layer) {
 				fmt.Sprintf("%q is already %s at %s", r.Pattern, r.Decision, at(prev.Span)), "remove one of them")
 		}
 	}
+	l.redundant(n, shared, first)
 }
 
 // firstRules finds, for each rule, the first rule with the same pattern:
@@ -131,6 +149,20 @@ func newFirstRules(rules []*config.Rule) *firstRules {
 		n *= 2
 	}
 	return &firstRules{rules: rules, slots: make([]int32, n), seed: maphash.MakeSeed()}
+}
+
+// find returns the first rule whose pattern is text, among the rules
+// of has been asked about, or nil.
+func (x *firstRules) find(text string) *config.Rule {
+	mask := uint64(len(x.slots) - 1)
+	for h := maphash.String(x.seed, text) & mask; ; h = (h + 1) & mask {
+		switch k := x.slots[h]; {
+		case k == 0:
+			return nil
+		case x.rules[k-1].Pattern.String() == text:
+			return x.rules[k-1]
+		}
+	}
 }
 
 // of returns the first of the rules up to rule i with rule i's pattern. It
@@ -254,51 +286,6 @@ func (l *linter) askAtStart(c *config.Config) {
 		}
 	}
 	check(c.Policy.Rules)
-}
-
-// deadByOrg finds project rules that an org ceiling always overrides.
-func (l *linter) deadByOrg() {
-	for _, r := range l.layers[0].policy.Rules {
-		if r.Decision == config.Deny {
-			continue
-		}
-		for i := range l.layers[1:] {
-			org := &l.layers[1+i]
-			if why := capsAll(org, r); why != "" {
-				l.add(r.Span, CodeRuleDeadByOrg,
-					fmt.Sprintf("%q is %s here, but the org ceiling %q %s", r.Pattern, r.Decision, org.name, why),
-					"the project cannot widen an org ceiling; drop the rule, or ask the org to change theirs")
-				break
-			}
-		}
-	}
-}
-
-// capsAll says how org lowers every action r matches below r's decision,
-// or returns "" when some action keeps r's decision.
-func capsAll(org *layer, r *config.Rule) string {
-	var cover *config.Rule
-	for _, o := range org.policy.Rules {
-		if o.Decision < r.Decision && action.Covers(o.Pattern, r.Pattern) {
-			if cover == nil || action.Compare(o.Pattern, cover.Pattern) < 0 {
-				cover = o
-			}
-		}
-	}
-	for _, o := range org.policy.Rules {
-		if o.Decision >= r.Decision && action.Overlaps(o.Pattern, r.Pattern) {
-			if cover == nil || action.Compare(o.Pattern, cover.Pattern) < 0 {
-				return ""
-			}
-		}
-	}
-	if cover != nil {
-		return fmt.Sprintf("makes it %s with %q at %s", cover.Decision, cover.Pattern, at(cover.Span))
-	}
-	if p := org.policy; p.Default.Set && p.Default.Value < r.Decision {
-		return fmt.Sprintf("makes it %s by its .default at %s", p.Default.Value, at(p.Default.Span))
-	}
-	return ""
 }
 
 // serverIndex finds servers by name.

@@ -78,6 +78,8 @@ var catalogCases = []catalogCase{
 	{Code: "rule-repeated", Bad: `.{ .policy = .{ .deny = .{ "exec.path.gh", "exec.path.gh" } } }`, At: `"exec.path.gh"`, Nth: 1, Good: `.{ .policy = .{ .deny = .{ "exec.path.gh", "exec.path.git" } } }`},
 	{Code: "rule-dead-by-org", Bad: `.{ .policy = .{ .allow = .{"exec.path.curl"} } }`, BadOrg: `.{ .name = "acme", .policy = .{ .deny = .{"exec.*"} } }`, At: `"exec.path.curl"`, Nth: 0,
 		Good: `.{ .policy = .{ .allow = .{"exec.path.curl"} } }`, GoodOrg: `.{ .name = "acme", .policy = .{ .deny = .{"exec.*"}, .allow = .{"exec.path.curl"} } }`, wantHintContain: "org"},
+	{Code: "rule-redundant", Bad: `.{ .policy = .{ .allow = .{ "exec.*", "exec.path.gh" } } }`, At: `"exec.path.gh"`, Nth: 0,
+		Good: `.{ .policy = .{ .allow = .{"exec.*"}, .deny = .{"exec.path.gh"} } }`, wantHintContain: "remove it"},
 	{Code: "ask-at-start", Bad: `.{ .policy = .{ .ask = .{"mcp.notion.host.com.notion.*"} } }`, At: `"mcp.notion.host`, Nth: 0, Good: `.{ .policy = .{ .ask = .{"mcp.notion.tool.search"} } }`},
 	{Code: "rule-allows-shell", Bad: `.{ .policy = .{ .allow = .{"exec.path.python3"} } }`, At: `"exec.path.python3"`, Nth: 0, Good: `.{ .policy = .{ .allow = .{"exec.path.gh"}, .ask = .{"exec.path.bash"} } }`},
 	{Code: "secret-name", Bad: `.{ .policy = .{ .allow = .{"secret.use.*"} }, .secrets = .{.{ .name = "GITHUB.TOKEN", .to = "exec.path.gh" }} }`, At: `"GITHUB.TOKEN"`, Nth: 0, Good: `.{ .policy = .{ .allow = .{"secret.use.*"} }, .secrets = .{.{ .name = "GITHUB_TOKEN", .to = "exec.path.gh" }} }`},

@@ -31,7 +31,12 @@ func NewLayer(kind, name, file string, p *config.Policy) *Layer {
 // Decide returns the layer's decision for a and the deciding rule (nil when
 // the default decided).
 func (l *Layer) Decide(a action.Action) (config.Decision, *config.Rule) {
-	entries := l.trie.Lookup(a)
+	return l.pick(l.trie.Lookup(a))
+}
+
+// pick is the decision of the most specific matching rules: the most
+// restrictive of identical patterns, else the default.
+func (l *Layer) pick(entries []action.Entry[*config.Rule]) (config.Decision, *config.Rule) {
 	if len(entries) == 0 {
 		return l.Policy.Default.Value, nil
 	}
@@ -43,6 +48,16 @@ func (l *Layer) Decide(a action.Action) (config.Decision, *config.Rule) {
 	}
 	return best.Decision, best
 }
+
+// DecideExcept is Decide as if skip were not among the layer's rules:
+// what decides a once skip is removed.
+func (l *Layer) DecideExcept(a action.Action, skip *config.Rule) (config.Decision, *config.Rule) {
+	return l.pick(l.trie.LookupExcept(a, func(e action.Entry[*config.Rule]) bool { return e.Value == skip }))
+}
+
+// Shape lays out the layer's patterns for a walk over the action space
+// (package region).
+func (l *Layer) Shape() action.Shape { return l.trie.Shape() }
 
 // Evaluator holds the project layer and every org layer.
 type Evaluator struct {
@@ -65,6 +80,16 @@ func New(cfg *config.Config, orgs []*config.Org) *Evaluator {
 		e.Layers = append(e.Layers, NewLayer("org", o.Name.Value, o.File, &o.Policy))
 	}
 	return e
+}
+
+// Shapes lays out the patterns of every layer for a walk over the action
+// space (package region): each region it visits is decided as one.
+func (e *Evaluator) Shapes() []action.Shape {
+	out := make([]action.Shape, len(e.Layers))
+	for i, l := range e.Layers {
+		out[i] = l.Shape()
+	}
+	return out
 }
 
 // LayerResult is one layer's part in a decision.

@@ -3,11 +3,11 @@ package chock.offer
 
 import rego.v1
 
-for_action contains {"order": 0, "name": "GITHUB_TOKEN", "bind": "env", "as": "GITHUB_TOKEN", "to": "exec.path.gh", "span": {"file": "examples/chock.zon", "start": {"line": 29, "col": 9, "offset": 881}, "end": {"line": 29, "col": 58, "offset": 930}}} if {
+for_action contains {"order": 0, "name": "GITHUB_TOKEN", "bind": "env", "as": "GITHUB_TOKEN", "to": "exec.path.gh", "span": {"file": "examples/chock.zon", "start": {"line": 29, "col": 9, "offset": 893}, "end": {"line": 29, "col": 58, "offset": 942}}} if {
 	input.action == "exec.path.gh"
 }
 
-for_server contains {"order": 1, "name": "NOTION_TOKEN", "bind": "header", "as": "Authorization", "to": "mcp.notion.*", "span": {"file": "examples/chock.zon", "start": {"line": 30, "col": 9, "offset": 940}, "end": {"line": 30, "col": 76, "offset": 1007}}} if {
+for_server contains {"order": 1, "name": "NOTION_TOKEN", "bind": "header", "as": "Authorization", "to": "mcp.notion.*", "span": {"file": "examples/chock.zon", "start": {"line": 30, "col": 9, "offset": 952}, "end": {"line": 30, "col": 76, "offset": 1019}}} if {
 	input.server == "notion"
 }
 

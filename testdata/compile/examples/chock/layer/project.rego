@@ -31,7 +31,7 @@ matched contains ["00029", 2, 4] if startswith(input.action, "mcp.time.tool.")
 
 matched contains ["0009", 1, 5] if input.action == "secret.use.DEPLOY_KEY"
 
-matched contains ["0009", 0, 6] if input.action == "exec.path.curl"
+matched contains ["00009", 0, 6] if input.action == "mcp.time.tool.convert_time"
 
 matched contains ["0000029", 2, 7] if startswith(input.action, "mcp.notion.host.com.notion.")
 

@@ -1,0 +1,615 @@
+// Package diff compares two policies exactly (SPEC §11): every region of
+// the action space where the effective decision of either phase changed,
+// with a witness action and the rule that decides on each side; the
+// secrets each program region or server is newly offered or no longer
+// offered; the servers added, removed or changed. Nothing else is
+// reported: two policies that decide alike report nothing.
+//
+// The regions come from package region, walked over the patterns of every
+// layer of both sides and of every secret's .to, and are reported in their
+// coarsest form (region.Map), so a rule that changes nothing splits no
+// reported region. The walk is bounded to the actions a changed rule or
+// secret matches (a region no changed pattern matches is decided alike on
+// both sides), unless a layer's default changed, and by a number of
+// regions.
+package diff
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/compile/native"
+	"github.com/chockhq/chock/compile/region"
+	"github.com/chockhq/chock/diag"
+)
+
+// Side is one of the two policies: a project (nil: none, which denies
+// every action) and its org ceilings.
+type Side struct {
+	Config *config.Config
+	Orgs   []*config.Org
+}
+
+// Options bound the comparison.
+type Options struct {
+	// Max is the most regions compared (when 0, region.Limit of the
+	// number of patterns of both sides); more ends Diff with a
+	// *region.LimitError.
+	Max int
+}
+
+// Kinds of change.
+const (
+	Widened  = "widened"  // less restrictive (deny < ask < allow), or reaching something new
+	Narrowed = "narrowed" // more restrictive, or reaching less
+)
+
+// Rule is what decided an action on one side: a layer's rule, or its
+// default (Pattern empty).
+type Rule struct {
+	Layer    string          `json:"layer"`
+	Pattern  string          `json:"pattern,omitempty"`
+	Default  bool            `json:"default,omitempty"`
+	Decision config.Decision `json:"decision"`
+	Span     diag.Span       `json:"span"`
+}
+
+// String names the rule as the text output does: `project "exec.path.*"
+// allow at chock.zon:4:20`, or `project default deny at chock.zon`.
+func (r Rule) String() string {
+	if r.Default {
+		return fmt.Sprintf("%s default %s at %s", r.Layer, r.Decision, r.Span)
+	}
+	return fmt.Sprintf("%s %q %s at %s", r.Layer, r.Pattern, r.Decision, r.Span)
+}
+
+// Change is a region whose effective decision changed in one phase.
+type Change struct {
+	Region  region.Region   `json:"region"`
+	Phase   config.Phase    `json:"phase"`
+	Old     config.Decision `json:"old"`
+	New     config.Decision `json:"new"`
+	Kind    string          `json:"kind"`
+	Witness string          `json:"witness"`
+	OldRule Rule            `json:"old_rule"`
+	NewRule Rule            `json:"new_rule"`
+}
+
+// Offer is one secret offered: its entry's name, bind and the variable or
+// header it arrives under, and where the entry is.
+type Offer struct {
+	Name     string      `json:"name"`
+	Bind     config.Bind `json:"bind"`
+	Variable string      `json:"variable"`
+	To       string      `json:"to"`
+	Span     diag.Span   `json:"span"`
+}
+
+func (o Offer) key() string { return o.Name + "\x00" + o.Bind.String() + "\x00" + o.Variable }
+
+// SecretChange is a program region (calls of the programs it holds) or a
+// server whose offered secrets changed. Kind is widened when some secret
+// is newly offered.
+type SecretChange struct {
+	Region  *region.Region `json:"region,omitempty"`
+	Witness string         `json:"witness,omitempty"`
+	Server  string         `json:"server,omitempty"`
+	Kind    string         `json:"kind"`
+	Added   []Offer        `json:"added"`
+	Removed []Offer        `json:"removed"`
+}
+
+// Server is one .mcp_servers entry as the diff shows it.
+type Server struct {
+	Name    string    `json:"name"`
+	Command []string  `json:"command,omitempty"`
+	URL     string    `json:"url,omitempty"`
+	Span    diag.Span `json:"span"`
+}
+
+// What a server runs or reaches, to tell a changed one.
+func (s *Server) what() string {
+	if s.URL != "" {
+		return "url " + s.URL
+	}
+	return "command " + strings.Join(s.Command, " ")
+}
+
+// ServerChange is a server added, removed, or whose command or url
+// changed (Change is "added", "removed" or "changed"). An added or changed
+// server is a widening: it runs or reaches what it did not.
+type ServerChange struct {
+	Name   string  `json:"name"`
+	Change string  `json:"change"`
+	Kind   string  `json:"kind"`
+	Old    *Server `json:"old,omitempty"`
+	New    *Server `json:"new,omitempty"`
+}
+
+// Report is the whole comparison. Regions is how many regions were
+// compared: those some changed pattern matches, or all of them when a
+// default changed.
+type Report struct {
+	Changes []Change       `json:"changes"`
+	Secrets []SecretChange `json:"secrets"`
+	Servers []ServerChange `json:"servers"`
+	// Programs are the .programs changes: a program pinned or no longer,
+	// a file added to or dropped from its pins, a call it declares added or
+	// dropped.
+	Programs []ProgramChange `json:"programs"`
+	Regions  int             `json:"regions"`
+}
+
+// ProgramChange is one change of a .programs entry. A declared call added,
+// a pin dropped or a pinned file added widens: the program runs, or runs
+// as, what it did not.
+type ProgramChange struct {
+	Name   string    `json:"name"`
+	Change string    `json:"change"`
+	Kind   string    `json:"kind"`
+	Span   diag.Span `json:"span"`
+}
+
+// Empty says whether nothing changed.
+func (r *Report) Empty() bool {
+	return len(r.Changes) == 0 && len(r.Secrets) == 0 && len(r.Servers) == 0 && len(r.Programs) == 0
+}
+
+// Widened says whether anything widened.
+func (r *Report) Widened() bool {
+	for _, c := range r.Changes {
+		if c.Kind == Widened {
+			return true
+		}
+	}
+	for _, s := range r.Secrets {
+		if s.Kind == Widened {
+			return true
+		}
+	}
+	for _, s := range r.Servers {
+		if s.Kind == Widened {
+			return true
+		}
+	}
+	for _, p := range r.Programs {
+		if p.Kind == Widened {
+			return true
+		}
+	}
+	return false
+}
+
+// programs is exec.path.*: in the walk, so that program regions are told
+// apart from the rest of exec.* and their secret offers are compared.
+var programs = func() *action.Trie[struct{}] {
+	t := &action.Trie[struct{}]{}
+	t.Insert(action.MustPattern("exec.path.*"), struct{}{})
+	return t
+}()
+
+// Diff compares the policy before a change with the policy after it.
+func Diff(before, after Side, o Options) (*Report, error) {
+	oe, ne := native.New(before.Config, before.Orgs), native.New(after.Config, after.Orgs)
+	focus, whole := changedRules(oe, ne)
+	os, ns := callSecrets(before.Config), callSecrets(after.Config)
+	focus = append(focus, changedSecrets(os, ns)...)
+
+	shapes := append(oe.Shapes(), ne.Shapes()...)
+	ot, nt := secretTrie(os), secretTrie(ns)
+	shapes = append(shapes, ot.Shape(), nt.Shape(), programs.Shape())
+
+	limit := o.Max
+	if limit <= 0 {
+		n := len(os) + len(ns)
+		for _, e := range []*native.Evaluator{oe, ne} {
+			for _, l := range e.Layers {
+				n += len(l.Policy.Rules)
+			}
+		}
+		limit = region.Limit(n)
+	}
+	rep := &Report{Changes: []Change{}, Secrets: []SecretChange{}, Servers: []ServerChange{}}
+	var err error
+	// What changed in each region the walk visits is mapped, and read back
+	// as the coarsest regions that say it: a rule that changes nothing
+	// splits no reported region.
+	var decisions region.Map[verdict]
+	var offered region.Map[string]
+	offerChanges := map[string]SecretChange{}
+	rep.Regions, err = region.Walk(shapes, region.Options{Whole: whole, Focus: focus, Max: limit}, func(r region.Region, w action.Action) error {
+		var v verdict
+		for i, phase := range []config.Phase{config.Loop, config.Start} {
+			or, nr := oe.Decide(w, phase), ne.Decide(w, phase)
+			if or.Decision != nr.Decision {
+				v[i] = move{or.Decision, nr.Decision, decider(or), decider(nr)}
+			}
+		}
+		if v != (verdict{}) {
+			decisions.Set(r, v)
+		}
+		if len(w) > 2 && w[0] == "exec" && w[1] == "path" {
+			if added, removed := offerDiff(offers(os, func(s *config.Secret) bool { return s.OfferedToCall(w) }),
+				offers(ns, func(s *config.Secret) bool { return s.OfferedToCall(w) })); len(added)+len(removed) > 0 {
+				key := offerKey(added, removed)
+				offerChanges[key] = SecretChange{Kind: offerKind(added), Added: added, Removed: removed}
+				offered.Set(r, key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for r, v := range decisions.Regions {
+		reg := r.Clone()
+		for i, phase := range []config.Phase{config.Loop, config.Start} {
+			m := v[i]
+			if m == (move{}) {
+				continue
+			}
+			kind := Narrowed
+			if m.new > m.old {
+				kind = Widened
+			}
+			rep.Changes = append(rep.Changes, Change{Region: reg, Phase: phase, Old: m.old, New: m.new, Kind: kind,
+				Witness: reg.Witness().String(), OldRule: m.oldRule, NewRule: m.newRule})
+		}
+	}
+	for r, key := range offered.Regions {
+		reg := r.Clone()
+		c := offerChanges[key]
+		c.Region, c.Witness = &reg, reg.Witness().String()
+		rep.Secrets = append(rep.Secrets, c)
+	}
+	rep.Servers, rep.Secrets = servers(before.Config, after.Config, rep.Secrets)
+	rep.Programs = programChanges(before.Config, after.Config)
+	return rep, nil
+}
+
+// programChanges compares the .programs blocks, entry by entry.
+func programChanges(old, cur *config.Config) []ProgramChange {
+	list := func(c *config.Config) map[string]*config.Program {
+		m := map[string]*config.Program{}
+		if c != nil {
+			for _, p := range c.Programs {
+				if _, dup := m[p.Name.Value]; !dup { // lint's program-duplicate
+					m[p.Name.Value] = p
+				}
+			}
+		}
+		return m
+	}
+	texts := func(f config.Field[[]config.Text]) []string {
+		var out []string
+		for _, t := range f.Value {
+			out = append(out, t.Value)
+		}
+		return out
+	}
+	om, nm := list(old), list(cur)
+	names := map[string]bool{}
+	for n := range om {
+		names[n] = true
+	}
+	for n := range nm {
+		names[n] = true
+	}
+	out := []ProgramChange{}
+	add := func(name, change, kind string, span diag.Span) {
+		out = append(out, ProgramChange{Name: name, Change: change, Kind: kind, Span: span})
+	}
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		o, nw := om[n], nm[n]
+		var oPinned, nPinned bool
+		var oPaths, nPaths, oCalls, nCalls []string
+		span := diag.Span{}
+		if o != nil {
+			oPinned, oPaths, oCalls, span = o.Paths.Set, texts(o.Paths), texts(o.Calls), o.Span
+		}
+		if nw != nil {
+			nPinned, nPaths, nCalls, span = nw.Paths.Set, texts(nw.Paths), texts(nw.Calls), nw.Span
+		}
+		switch {
+		case !oPinned && nPinned:
+			add(n, "pinned to "+strings.Join(nPaths, ", "), Narrowed, span)
+		case oPinned && !nPinned:
+			add(n, "no longer pinned (was "+strings.Join(oPaths, ", ")+")", Widened, span)
+		case oPinned && nPinned:
+			for _, p := range nPaths {
+				if !slices.Contains(oPaths, p) {
+					add(n, "may now run as "+p, Widened, span)
+				}
+			}
+			for _, p := range oPaths {
+				if !slices.Contains(nPaths, p) {
+					add(n, "may no longer run as "+p, Narrowed, span)
+				}
+			}
+		}
+		for _, c := range nCalls {
+			if !slices.Contains(oCalls, c) {
+				add(n, "newly declares "+c+" (it may run it inside its calls)", Widened, span)
+			}
+		}
+		for _, c := range oCalls {
+			if !slices.Contains(nCalls, c) {
+				add(n, "no longer declares "+c, Narrowed, span)
+			}
+		}
+	}
+	return out
+}
+
+// A move is a decision changed in one phase, with the rule on each side;
+// a verdict is a region's moves at loop and at start (zero: none).
+type (
+	move struct {
+		old, new         config.Decision
+		oldRule, newRule Rule
+	}
+	verdict [2]move
+)
+
+// offerKey names a change of offers, for region.Map.
+func offerKey(added, removed []Offer) string {
+	var b strings.Builder
+	for _, o := range added {
+		b.WriteString("+" + o.key() + "\x00" + o.To + "\x01")
+	}
+	for _, o := range removed {
+		b.WriteString("-" + o.key() + "\x00" + o.To + "\x01")
+	}
+	return b.String()
+}
+
+// decider is the rule that decided a result: the deciding rule (or
+// default) of the layer that gave the effective decision, the project's
+// unless an org capped it.
+func decider(r native.Result) Rule {
+	lr := r.Layers[0]
+	if r.CappedBy != nil {
+		for _, l := range r.Layers {
+			if l.Layer == r.CappedBy {
+				lr = l
+				break
+			}
+		}
+	}
+	layer := config.LayerSpelling(lr.Layer.Kind, lr.Layer.Name)
+	if lr.Rule == nil {
+		span := lr.Layer.Policy.Default.Span
+		if !lr.Layer.Policy.Default.Set {
+			span = diag.Span{File: lr.Layer.File}
+		}
+		return Rule{Layer: layer, Default: true, Decision: lr.Decision, Span: span}
+	}
+	return Rule{Layer: layer, Pattern: lr.Rule.Pattern.String(), Decision: lr.Rule.Decision, Span: lr.Rule.Span}
+}
+
+// changedRules are the patterns whose rules differ between the two sides'
+// layers (a layer's decision for an action depends only on, per matching
+// pattern, the most restrictive decision written for it), and whether a
+// default changed, which changes what no rule matches: the whole space.
+// Layers pair by kind and name; an org on one side only pairs with no
+// ceiling (default allow, no rules).
+func changedRules(oe, ne *native.Evaluator) (focus []action.Pattern, whole bool) {
+	type layer struct {
+		def   config.Decision
+		rules map[string]config.Decision
+		pats  map[string]action.Pattern
+	}
+	index := func(e *native.Evaluator) map[string]*layer {
+		out := map[string]*layer{}
+		seen := map[string]int{}
+		for _, l := range e.Layers {
+			key := config.LayerSpelling(l.Kind, l.Name)
+			seen[key]++
+			if n := seen[key]; n > 1 {
+				key = fmt.Sprintf("%s#%d", key, n) // the same org twice
+			}
+			x := &layer{def: l.Policy.Default.Value, rules: map[string]config.Decision{}, pats: map[string]action.Pattern{}}
+			for _, r := range l.Policy.Rules {
+				p := r.Pattern.String()
+				if d, ok := x.rules[p]; !ok || r.Decision < d {
+					x.rules[p] = r.Decision
+					x.pats[p] = r.Pattern
+				}
+			}
+			out[key] = x
+		}
+		return out
+	}
+	ol, nl := index(oe), index(ne)
+	none := &layer{def: config.Allow}
+	seen := map[string]bool{}
+	add := func(p action.Pattern) {
+		if !seen[p.String()] {
+			seen[p.String()] = true
+			focus = append(focus, p)
+		}
+	}
+	compare := func(a, b *layer) {
+		if a.def != b.def {
+			whole = true
+		}
+		for p, d := range a.rules {
+			if e, ok := b.rules[p]; !ok || e != d {
+				add(a.pats[p])
+			}
+		}
+		for p := range b.rules {
+			if _, ok := a.rules[p]; !ok {
+				add(b.pats[p])
+			}
+		}
+	}
+	for key, a := range ol {
+		b := nl[key]
+		if b == nil {
+			b = none
+		}
+		compare(a, b)
+	}
+	for key, b := range nl {
+		if ol[key] == nil {
+			compare(none, b)
+		}
+	}
+	slices.SortFunc(focus, func(p, q action.Pattern) int { return strings.Compare(p.String(), q.String()) })
+	return focus, whole
+}
+
+// callSecrets are the entries that can be offered to a call.
+func callSecrets(c *config.Config) []*config.Secret {
+	if c == nil {
+		return nil
+	}
+	var out []*config.Secret
+	for _, s := range c.Secrets {
+		if s.ToPattern.Set && s.ToPattern.Value.Segments()[0] == "exec" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func offerOf(s *config.Secret) Offer {
+	return Offer{Name: s.Name.Value, Bind: s.Bind.Value, Variable: s.Variable(), To: s.To.Value, Span: s.Span}
+}
+
+// changedSecrets are the .to patterns of the call secrets on one side
+// only (by name, bind, variable and .to).
+func changedSecrets(old, cur []*config.Secret) []action.Pattern {
+	key := func(s *config.Secret) string { return offerOf(s).key() + "\x00" + s.To.Value }
+	in := func(list []*config.Secret) map[string]bool {
+		m := map[string]bool{}
+		for _, s := range list {
+			m[key(s)] = true
+		}
+		return m
+	}
+	om, nm := in(old), in(cur)
+	var out []action.Pattern
+	for _, s := range old {
+		if !nm[key(s)] {
+			out = append(out, s.ToPattern.Value)
+		}
+	}
+	for _, s := range cur {
+		if !om[key(s)] {
+			out = append(out, s.ToPattern.Value)
+		}
+	}
+	return out
+}
+
+func secretTrie(list []*config.Secret) *action.Trie[*config.Secret] {
+	t := &action.Trie[*config.Secret]{}
+	for _, s := range list {
+		t.Insert(s.ToPattern.Value, s)
+	}
+	return t
+}
+
+// offers are the offers of the entries given keeps, once each.
+func offers(list []*config.Secret, given func(*config.Secret) bool) []Offer {
+	var out []Offer
+	seen := map[string]bool{}
+	for _, s := range list {
+		if given(s) {
+			o := offerOf(s)
+			if !seen[o.key()] {
+				seen[o.key()] = true
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+// offerDiff is what cur offers that old does not, and the reverse.
+func offerDiff(old, cur []Offer) (added, removed []Offer) {
+	has := func(list []Offer, o Offer) bool {
+		return slices.ContainsFunc(list, func(x Offer) bool { return x.key() == o.key() })
+	}
+	added, removed = []Offer{}, []Offer{}
+	for _, o := range cur {
+		if !has(old, o) {
+			added = append(added, o)
+		}
+	}
+	for _, o := range old {
+		if !has(cur, o) {
+			removed = append(removed, o)
+		}
+	}
+	return added, removed
+}
+
+func offerKind(added []Offer) string {
+	if len(added) > 0 {
+		return Widened
+	}
+	return Narrowed
+}
+
+// servers compares the two .mcp_servers lists and each server's offered
+// secrets, appending those to secrets.
+func servers(old, cur *config.Config, secrets []SecretChange) ([]ServerChange, []SecretChange) {
+	list := func(c *config.Config) map[string]*Server {
+		m := map[string]*Server{}
+		if c == nil {
+			return m
+		}
+		for _, s := range c.Servers {
+			if _, dup := m[s.Name.Value]; dup {
+				continue // lint's server-duplicate; the first one is the server
+			}
+			x := &Server{Name: s.Name.Value, URL: s.URL.Value, Span: s.Span}
+			for _, a := range s.Command.Value {
+				x.Command = append(x.Command, a.Value)
+			}
+			m[s.Name.Value] = x
+		}
+		return m
+	}
+	om, nm := list(old), list(cur)
+	var names []string
+	for n := range om {
+		names = append(names, n)
+	}
+	for n := range nm {
+		if om[n] == nil {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	serverSecrets := func(c *config.Config, name string, present bool) []Offer {
+		if c == nil || !present {
+			return nil
+		}
+		return offers(c.Secrets, func(s *config.Secret) bool { return s.OfferedToServer(name) })
+	}
+	out := []ServerChange{}
+	for _, n := range names {
+		o, nw := om[n], nm[n]
+		switch {
+		case o == nil:
+			out = append(out, ServerChange{Name: n, Change: "added", Kind: Widened, New: nw})
+		case nw == nil:
+			out = append(out, ServerChange{Name: n, Change: "removed", Kind: Narrowed, Old: o})
+		case o.what() != nw.what():
+			out = append(out, ServerChange{Name: n, Change: "changed", Kind: Widened, Old: o, New: nw})
+		}
+		added, removed := offerDiff(serverSecrets(old, n, o != nil), serverSecrets(cur, n, nw != nil))
+		if len(added)+len(removed) > 0 {
+			secrets = append(secrets, SecretChange{Server: n, Kind: offerKind(added), Added: added, Removed: removed})
+		}
+	}
+	return out, secrets
+}

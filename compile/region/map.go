@@ -1,0 +1,240 @@
+package region
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/chockhq/chock/compile/action"
+)
+
+// Map is a function from actions to values, given region by region (Set,
+// with the regions of a Walk) and read back as the coarsest regions that
+// describe it (Regions). A walk splits the space wherever some pattern
+// could tell actions apart; the value often cannot (a deny rule under a
+// default deny), and Map merges those pieces again. The regions it gives
+// are the same for any two walks of the same function, whatever patterns
+// split them: at each position a literal is named only where the actions
+// under it take other values than the other segments do. So a list of them
+// changes only when what it describes does.
+//
+// Actions in no region Set have the zero value.
+type Map[V comparable] struct {
+	root mnode[V]
+}
+
+type mnode[V comparable] struct {
+	self    V
+	more    V
+	hasMore bool
+	other   *mnode[V]
+	lits    map[string]*mnode[V]
+}
+
+func (n *mnode[V]) lit(s string) *mnode[V] {
+	if n.lits == nil {
+		n.lits = map[string]*mnode[V]{}
+	}
+	c := n.lits[s]
+	if c == nil {
+		c = &mnode[V]{}
+		n.lits[s] = c
+	}
+	return c
+}
+
+// Set gives every action of r the value v. The regions Set must be
+// disjoint (those of one walk are).
+func (m *Map[V]) Set(r Region, v V) {
+	n := &m.root
+	for _, g := range r.Segs {
+		if !g.Other {
+			n = n.lit(g.Lit)
+			continue
+		}
+		// The literals the segment leaves out are not the other segments:
+		// they take what is set under them, or the zero value.
+		for _, l := range g.Not {
+			n.lit(l)
+		}
+		if n.other == nil {
+			n.other = &mnode[V]{}
+		}
+		n = n.other
+	}
+	if r.More {
+		n.more, n.hasMore = v, true
+	} else {
+		n.self = v
+	}
+}
+
+// reduced is a node in its coarsest form: its own value, and below it
+// either one value for every longer action (constant) or a branch on the
+// next segment that names only the literals that differ from the others.
+type reduced[V comparable] struct {
+	self     V
+	constant bool
+	more     V // when constant
+	empty    bool
+	other    *reduced[V]
+	lits     map[string]*reduced[V]
+	id       int
+}
+
+type reducer[V comparable] struct {
+	ids    map[string]*reduced[V]
+	values map[V]int
+}
+
+func (x *reducer[V]) value(v V) string {
+	id, ok := x.values[v]
+	if !ok {
+		id = len(x.values)
+		x.values[v] = id
+	}
+	return strconv.Itoa(id)
+}
+
+// intern returns the one reduced node equal to n.
+func (x *reducer[V]) intern(n *reduced[V]) *reduced[V] {
+	var b strings.Builder
+	b.WriteString(x.value(n.self))
+	switch {
+	case n.empty:
+		b.WriteString("|e")
+	case n.constant:
+		b.WriteString("|c" + x.value(n.more))
+	default:
+		b.WriteString("|o" + strconv.Itoa(n.other.id))
+		for _, l := range slices.Sorted(maps.Keys(n.lits)) {
+			b.WriteString("|" + strconv.Quote(l) + "=" + strconv.Itoa(n.lits[l].id))
+		}
+	}
+	key := b.String()
+	if have, ok := x.ids[key]; ok {
+		return have
+	}
+	n.id = len(x.ids)
+	x.ids[key] = n
+	return n
+}
+
+// reduce is n (nil: the zero value everywhere) at depth d in its coarsest
+// form.
+func (x *reducer[V]) reduce(n *mnode[V], d int) *reduced[V] {
+	var zero V
+	if n == nil {
+		n = &mnode[V]{}
+	}
+	r := &reduced[V]{self: n.self}
+	switch {
+	case d == action.MaxSegments:
+		r.empty = true // no action is longer
+	case n.hasMore:
+		r.constant, r.more = true, n.more
+	case n.other == nil && len(n.lits) == 0:
+		r.constant, r.more = true, zero
+	default:
+		o := x.reduce(n.other, d+1)
+		lits := map[string]*reduced[V]{}
+		for l, c := range n.lits {
+			if rc := x.reduce(c, d+1); rc != o {
+				lits[l] = rc
+			}
+		}
+		if len(lits) == 0 && (o.empty || o.constant && o.more == o.self) {
+			r.constant, r.more = true, o.self
+		} else {
+			r.other, r.lits = o, lits
+		}
+	}
+	return x.intern(r)
+}
+
+// Regions calls yield with the coarsest regions whose value is not the
+// zero value, in the order of a walk, until it returns false. The region
+// is valid during the call only.
+func (m *Map[V]) Regions(yield func(Region, V) bool) {
+	x := &reducer[V]{ids: map[string]*reduced[V]{}, values: map[V]int{}}
+	root := x.reduce(&m.root, 0)
+	var segs []Seg
+	var zero V
+	var emit func(r *reduced[V], d int) bool
+	emit = func(r *reduced[V], d int) bool {
+		if d > 0 && r.self != zero && !yield(Region{Segs: segs}, r.self) {
+			return false
+		}
+		switch {
+		case r.empty:
+			return true
+		case r.constant:
+			return r.more == zero || yield(Region{Segs: segs, More: true}, r.more)
+		}
+		lits := slices.Sorted(maps.Keys(r.lits))
+		segs = append(segs, Seg{Other: true, Not: lits})
+		if !emit(r.other, d+1) {
+			return false
+		}
+		segs = segs[:d]
+		for _, l := range lits {
+			segs = append(segs, Seg{Lit: l})
+			if !emit(r.lits[l], d+1) {
+				return false
+			}
+			segs = segs[:d]
+		}
+		return true
+	}
+	emit(root, 0)
+}
+
+// Get is the value of action a.
+func (m *Map[V]) Get(a action.Action) V {
+	n := &m.root
+	for i, s := range a {
+		if n.hasMore {
+			return n.more
+		}
+		next := n.lits[s]
+		if next == nil {
+			next = n.other
+		}
+		if next == nil || i >= action.MaxSegments {
+			var zero V
+			return zero
+		}
+		n = next
+	}
+	return n.self
+}
+
+// Shape lays out the regions Set so far for a walk (package region's
+// own): walked beside a policy's patterns, every region it visits has one
+// value here. Set must not run while it is used.
+func (m *Map[V]) Shape() action.Shape { return &m.root }
+
+func (n *mnode[V]) Literal(seg string) (action.Shape, bool) {
+	if c := n.lits[seg]; c != nil {
+		return c, true
+	}
+	return nil, false
+}
+
+func (n *mnode[V]) Star() (action.Shape, bool) {
+	if n.other != nil {
+		return n.other, true
+	}
+	return nil, false
+}
+
+func (n *mnode[V]) Literals(yield func(string) bool) {
+	for s := range n.lits {
+		if !yield(s) {
+			return
+		}
+	}
+}
+
+func (n *mnode[V]) NumLiterals() int { return len(n.lits) }
