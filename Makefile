@@ -29,7 +29,12 @@ lint:
 # adversarial worst case up to the region cap,
 # decisions per second through eval.Engine, serial and parallel, a brokered
 # exec of /bin/true against os/exec, a proxied MCP tools/call against a
-# direct go-sdk call to the same local server, and redaction against io.Copy.
+# direct go-sdk call to the same local server, redaction against io.Copy,
+# and through the gateway (chock mcp serve, over pipes as stdio is): a
+# tools/call of exec /bin/true against the same call through
+# runtime.Session, and a server's tool re-served against calling it
+# directly (the helper server, and server-everything when installed), each
+# pair interleaved call by call in one process.
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/lint/ | tee bench.out
 	$(GO) test -run '^$$' -bench 'Decision' -benchmem -benchtime $(BENCHTIME) ./compile/ | tee -a bench.out
@@ -38,6 +43,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'EngineDecide' -benchmem -benchtime $(BENCHTIME) ./eval/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchmem -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Redact|Copy' -benchmem -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'Gateway' -benchmem -benchtime $(BENCHTIME) ./runtime/gateway/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out
 

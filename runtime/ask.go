@@ -33,12 +33,22 @@ type DenyAsker struct{}
 func (DenyAsker) Ask(context.Context, Question) (bool, error) { return false, nil }
 
 // TerminalAsker puts the question on a terminal with the explanation
-// chock explain gives, and reads y or n.
+// chock explain gives, and reads y or n. One question is put at a time
+// (its caller sees to that).
 type TerminalAsker struct {
 	In      io.Reader
 	Out     io.Writer
 	Sources diag.Sources
 	r       *bufio.Reader
+	// pending is a read still under way for a question whose caller gave
+	// up (its context ended): the next question takes its line, rather
+	// than starting a second read of the same terminal beside it.
+	pending chan termLine
+}
+
+type termLine struct {
+	line string
+	err  error
 }
 
 // Ask prompts and reads one answer; anything but y or yes is no.
@@ -49,17 +59,18 @@ func (t *TerminalAsker) Ask(ctx context.Context, q Question) (bool, error) {
 	fmt.Fprintf(t.Out, "\nThe policy asks before %s:\n\n", q.Action)
 	q.Explanation.WriteText(t.Out, t.Sources)
 	fmt.Fprintf(t.Out, "\nAllow %s this once? [y/N] ", q.Action)
-	type answer struct {
-		line string
-		err  error
+	ch := t.pending
+	if ch == nil {
+		ch = make(chan termLine, 1)
+		go func() {
+			line, err := t.r.ReadString('\n')
+			ch <- termLine{line, err}
+		}()
 	}
-	ch := make(chan answer, 1)
-	go func() {
-		line, err := t.r.ReadString('\n')
-		ch <- answer{line, err}
-	}()
+	t.pending = nil
 	select {
 	case <-ctx.Done():
+		t.pending = ch
 		return false, ctx.Err()
 	case a := <-ch:
 		if a.err != nil && a.line == "" {

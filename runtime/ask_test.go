@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -22,5 +23,25 @@ func TestTerminalAsker(t *testing.T) {
 		if !strings.Contains(out.String(), "Allow exec.path.ls this once? [y/N]") || !strings.Contains(out.String(), "exec.path.ls at loop: ASK") {
 			t.Errorf("prompt: %q", out.String())
 		}
+	}
+}
+
+// TestTerminalAskerGivenUp: a question whose caller gives up leaves its
+// read under way; the next question takes the line typed, and no second
+// read of the terminal runs beside the first.
+func TestTerminalAskerGivenUp(t *testing.T) {
+	pr, pw := io.Pipe()
+	var out strings.Builder
+	a := &TerminalAsker{In: pr, Out: &out}
+	d := &eval.Decision{Action: "exec.path.ls", Decision: config.Ask, Layers: []eval.Layer{{Layer: "project", Name: "project", Decision: config.Ask}}}
+	q := Question{Action: "exec.path.ls", Explanation: eval.Explain(d, nil)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ok, err := a.Ask(ctx, q); ok || err == nil {
+		t.Fatalf("a question given up = %v, %v", ok, err)
+	}
+	go pw.Write([]byte("y\n"))
+	if ok, err := a.Ask(context.Background(), q); !ok || err != nil {
+		t.Fatalf("the next question = %v, %v", ok, err)
 	}
 }

@@ -215,22 +215,17 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 	return &own, allow, nil
 }
 
-// declaredAllows says whether a declaration lets act run: the project's
-// own rule naming act exactly, if it has one, must allow it, and every
-// org ceiling must.
+// declaredAllows says whether a declaration lets act run (the one rule:
+// config.DeclaredCallRuns).
 func declaredAllows(d *eval.Decision, act string) bool {
+	verdicts := make([]config.LayerVerdict, len(d.Layers))
 	for i, l := range d.Layers {
-		if i == 0 {
-			if l.Rule != nil && l.Rule.Pattern == act && l.Decision != config.Allow {
-				return false
-			}
-			continue
-		}
-		if l.Decision != config.Allow {
-			return false
+		verdicts[i].Decision = l.Decision
+		if l.Rule != nil {
+			verdicts[i].Rule = l.Rule.Pattern
 		}
 	}
-	return true
+	return config.DeclaredCallRuns(act, verdicts) < 0
 }
 
 // nestedExec logs an exec a call's process made: the file, the name that

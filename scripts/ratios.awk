@@ -14,6 +14,8 @@ function name(   n) {
 /^BenchmarkExecTrue\// { n = name(); sub(/^BenchmarkExecTrue\//, "", n); ex[n] = value("ns/op") }
 /^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op") }
 /^BenchmarkMCPCall\// { n = name(); sub(/^BenchmarkMCPCall\//, "", n); mc[n] = value("ns/op") }
+/^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
+/^BenchmarkGateway(Upstream|UpstreamSlow|Everything)-/ { n = name(); sub(/^BenchmarkGateway/, "", n); gw[n] = value("ratio"); gwa[n] = value("reserved-ns/call"); gwb[n] = value("direct-ns/call") }
 /^BenchmarkRedact/ { red = value("MB/s") }
 /^BenchmarkCopy/ { cp = value("MB/s") }
 /^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
@@ -39,6 +41,14 @@ END {
 	}
 	if (mc["direct"] > 0)
 		printf "ratio proxied MCP tools/call / direct go-sdk call %.2f (%s vs %s ns/op)\n", mc["proxied"] / mc["direct"], mc["proxied"], mc["direct"]
+	if (gw["Exec"] > 0)
+		printf "ratio gateway tools/call exec /bin/true / runtime.Session in process %.2f (%s vs %s ns/call)\n", gw["Exec"], gwa["Exec"], gwb["Exec"]
+	if (gw["Upstream"] > 0)
+		printf "ratio gateway re-served server tool / direct go-sdk call, helper server %.2f (%s vs %s ns/call)\n", gw["Upstream"], gwa["Upstream"], gwb["Upstream"]
+	if (gw["UpstreamSlow"] > 0)
+		printf "ratio gateway re-served server tool / direct go-sdk call, helper server, a 2 ms tool %.2f (%s vs %s ns/call)\n", gw["UpstreamSlow"], gwa["UpstreamSlow"], gwb["UpstreamSlow"]
+	if (gw["Everything"] > 0)
+		printf "ratio gateway re-served server tool / direct go-sdk call, server-everything %.2f (%s vs %s ns/call)\n", gw["Everything"], gwa["Everything"], gwb["Everything"]
 	if (cp > 0)
 		printf "ratio redaction with 8 values / io.Copy throughput %.2f (%s vs %s MB/s)\n", red / cp, red, cp
 	# Linear work costs the same per MB at every size.

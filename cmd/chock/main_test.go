@@ -30,6 +30,7 @@ const asChockEnv = "CHOCK_TEST_AS_CHOCK"
 
 func TestMain(m *testing.M) {
 	sandbox.MaybeInit()
+	mcptest.MaybeServe() // the helper MCP server a gateway test's session starts
 	if os.Getenv(asChockEnv) == "1" {
 		os.Exit(runWithSignals(os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 	}

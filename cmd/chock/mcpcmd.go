@@ -62,5 +62,5 @@ with why.`,
 	}
 	sf.add(tools.Flags())
 	tools.Flags().BoolVar(&asJSON, "json", false, "print the server's status and tools as JSON")
-	return newGroupCmd(io, "mcp COMMAND", "MCP servers under policy", tools)
+	return newGroupCmd(io, "mcp COMMAND", "MCP under policy: list a server's tools, serve an agent client", tools, newMCPServeCmd(io))
 }

@@ -300,6 +300,28 @@ type Program struct {
 	Calls Field[[]Text]
 }
 
+// LayerVerdict is what one layer decides of an action: its decision and
+// the pattern of the rule that decided it ("" for the layer's default).
+type LayerVerdict struct {
+	Decision Decision
+	Rule     string
+}
+
+// DeclaredCallRuns is the one rule for a call a .programs entry declares
+// (lint, reach and the run time all ask it): it runs inside that
+// program's calls as a project rule naming it would let it, so the
+// project layer stops it only by a rule naming the call itself that does
+// not allow it, and every org layer (layers[1:]) must allow it. blocker is
+// the index of the layer that stops it, or -1.
+func DeclaredCallRuns(call string, layers []LayerVerdict) (blocker int) {
+	for i, l := range layers {
+		if i == 0 && l.Rule == call && l.Decision != Allow || i > 0 && l.Decision != Allow {
+			return i
+		}
+	}
+	return -1
+}
+
 // Credentials is the .credentials block.
 type Credentials struct {
 	Span  diag.Span

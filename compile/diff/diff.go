@@ -16,6 +16,7 @@ package diff
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -136,12 +137,26 @@ type Report struct {
 	Changes []Change       `json:"changes"`
 	Secrets []SecretChange `json:"secrets"`
 	Servers []ServerChange `json:"servers"`
-	Regions int            `json:"regions"`
+	// Programs are the .programs changes: a program pinned or no longer,
+	// a file added to or dropped from its pins, a call it declares added or
+	// dropped.
+	Programs []ProgramChange `json:"programs"`
+	Regions  int             `json:"regions"`
+}
+
+// ProgramChange is one change of a .programs entry. A declared call added,
+// a pin dropped or a pinned file added widens: the program runs, or runs
+// as, what it did not.
+type ProgramChange struct {
+	Name   string    `json:"name"`
+	Change string    `json:"change"`
+	Kind   string    `json:"kind"`
+	Span   diag.Span `json:"span"`
 }
 
 // Empty says whether nothing changed.
 func (r *Report) Empty() bool {
-	return len(r.Changes) == 0 && len(r.Secrets) == 0 && len(r.Servers) == 0
+	return len(r.Changes) == 0 && len(r.Secrets) == 0 && len(r.Servers) == 0 && len(r.Programs) == 0
 }
 
 // Widened says whether anything widened.
@@ -158,6 +173,11 @@ func (r *Report) Widened() bool {
 	}
 	for _, s := range r.Servers {
 		if s.Kind == Widened {
+			return true
+		}
+	}
+	for _, p := range r.Programs {
+		if p.Kind == Widened {
 			return true
 		}
 	}
@@ -247,7 +267,82 @@ func Diff(before, after Side, o Options) (*Report, error) {
 		rep.Secrets = append(rep.Secrets, c)
 	}
 	rep.Servers, rep.Secrets = servers(before.Config, after.Config, rep.Secrets)
+	rep.Programs = programChanges(before.Config, after.Config)
 	return rep, nil
+}
+
+// programChanges compares the .programs blocks, entry by entry.
+func programChanges(old, cur *config.Config) []ProgramChange {
+	list := func(c *config.Config) map[string]*config.Program {
+		m := map[string]*config.Program{}
+		if c != nil {
+			for _, p := range c.Programs {
+				if _, dup := m[p.Name.Value]; !dup { // lint's program-duplicate
+					m[p.Name.Value] = p
+				}
+			}
+		}
+		return m
+	}
+	texts := func(f config.Field[[]config.Text]) []string {
+		var out []string
+		for _, t := range f.Value {
+			out = append(out, t.Value)
+		}
+		return out
+	}
+	om, nm := list(old), list(cur)
+	names := map[string]bool{}
+	for n := range om {
+		names[n] = true
+	}
+	for n := range nm {
+		names[n] = true
+	}
+	out := []ProgramChange{}
+	add := func(name, change, kind string, span diag.Span) {
+		out = append(out, ProgramChange{Name: name, Change: change, Kind: kind, Span: span})
+	}
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		o, nw := om[n], nm[n]
+		var oPinned, nPinned bool
+		var oPaths, nPaths, oCalls, nCalls []string
+		span := diag.Span{}
+		if o != nil {
+			oPinned, oPaths, oCalls, span = o.Paths.Set, texts(o.Paths), texts(o.Calls), o.Span
+		}
+		if nw != nil {
+			nPinned, nPaths, nCalls, span = nw.Paths.Set, texts(nw.Paths), texts(nw.Calls), nw.Span
+		}
+		switch {
+		case !oPinned && nPinned:
+			add(n, "pinned to "+strings.Join(nPaths, ", "), Narrowed, span)
+		case oPinned && !nPinned:
+			add(n, "no longer pinned (was "+strings.Join(oPaths, ", ")+")", Widened, span)
+		case oPinned && nPinned:
+			for _, p := range nPaths {
+				if !slices.Contains(oPaths, p) {
+					add(n, "may now run as "+p, Widened, span)
+				}
+			}
+			for _, p := range oPaths {
+				if !slices.Contains(nPaths, p) {
+					add(n, "may no longer run as "+p, Narrowed, span)
+				}
+			}
+		}
+		for _, c := range nCalls {
+			if !slices.Contains(oCalls, c) {
+				add(n, "newly declares "+c+" (it may run it inside its calls)", Widened, span)
+			}
+		}
+		for _, c := range oCalls {
+			if !slices.Contains(nCalls, c) {
+				add(n, "no longer declares "+c, Narrowed, span)
+			}
+		}
+	}
+	return out
 }
 
 // A move is a decision changed in one phase, with the rule on each side;

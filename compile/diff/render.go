@@ -70,6 +70,9 @@ func (r *Report) entries() []entry {
 		}
 		out = append(out, e)
 	}
+	for _, p := range r.Programs {
+		out = append(out, entry{kind: p.Kind, what: fmt.Sprintf("program %s %s", p.Name, p.Change), note: "at " + p.Span.String()})
+	}
 	return out
 }
 

@@ -66,19 +66,26 @@ func (l *linter) programs(c *config.Config) {
 // so it cannot beat either.
 func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Action) {
 	res := l.evaluator(a).Decide(a, config.Loop)
+	verdicts := make([]config.LayerVerdict, len(res.Layers))
 	for i, lr := range res.Layers {
-		switch {
-		case i == 0 && lr.Rule != nil && lr.Decision != config.Allow:
-			l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, a, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
-				"drop the declaration, or the rule")
-		case i > 0 && lr.Decision != config.Allow:
-			where := "its default"
-			if lr.Rule != nil {
-				where = fmt.Sprintf("%q at %s", lr.Rule.Pattern, at(lr.Rule.Span))
-			}
-			l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, a, lr.Layer.Name, lr.Decision, where),
-				"a declaration cannot widen an org ceiling; only the org's owners can permit it")
+		verdicts[i].Decision = lr.Decision
+		if lr.Rule != nil {
+			verdicts[i].Rule = lr.Rule.Pattern.String()
 		}
+	}
+	switch i := config.DeclaredCallRuns(a.String(), verdicts); {
+	case i == 0:
+		lr := res.Layers[0]
+		l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, a, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
+			"drop the declaration, or the rule")
+	case i > 0:
+		lr := res.Layers[i]
+		where := "its default"
+		if lr.Rule != nil {
+			where = fmt.Sprintf("%q at %s", lr.Rule.Pattern, at(lr.Rule.Span))
+		}
+		l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, a, lr.Layer.Name, lr.Decision, where),
+			"a declaration cannot widen an org ceiling; only the org's owners can permit it")
 	}
 }
 

@@ -91,6 +91,9 @@ func Report(cfg *config.Config, orgs []*config.Org) ([]string, error) {
 			return nil, err
 		}
 	}
+	for _, p := range cfg.Programs {
+		r.program(p)
+	}
 	sort.Strings(r.lines)
 	return dedupe(r.lines), nil
 }
@@ -216,6 +219,49 @@ func (r *reporter) server(srv *config.Server) error {
 		r.add("server %s: no tool allowed or asked", name)
 	}
 	return nil
+}
+
+// program reports a .programs entry: the files it is pinned to, and the
+// hidden reach its declared calls give it (seed 003's hiddenReach): each
+// runs inside the program's calls unless the project denies or asks it by
+// name or an org ceiling does not allow it, as the run time decides.
+func (r *reporter) program(p *config.Program) {
+	name := p.Name.Value
+	if p.Paths.Set {
+		var paths []string
+		for _, t := range p.Paths.Value {
+			paths = append(paths, t.Value)
+		}
+		r.add("program %s: pinned to %s", name, strings.Join(paths, ", "))
+	}
+	for _, c := range p.Calls.Value {
+		a, err := action.ParseAction(c.Value)
+		if err != nil || len(a) != 3 || a[0] != "exec" || a[1] != "path" {
+			continue // lint's program-call
+		}
+		res := r.ev.Decide(a, config.Loop)
+		verdict := "allow (declared: it runs inside " + name + "'s calls)"
+		switch i := config.DeclaredCallRuns(c.Value, nativeVerdicts(res)); {
+		case i == 0:
+			verdict = fmt.Sprintf("refused (the project's rule gives %s)", res.Layers[0].Decision)
+		case i > 0:
+			verdict = fmt.Sprintf("refused (org:%s gives %s)", res.Layers[i].Layer.Name, res.Layers[i].Decision)
+		}
+		r.add("program %s: calls %s %s", name, c.Value, verdict)
+	}
+}
+
+// nativeVerdicts are a native decision's layers as config.DeclaredCallRuns
+// reads them.
+func nativeVerdicts(res native.Result) []config.LayerVerdict {
+	out := make([]config.LayerVerdict, len(res.Layers))
+	for i, l := range res.Layers {
+		out[i].Decision = l.Decision
+		if l.Rule != nil {
+			out[i].Rule = l.Rule.Pattern.String()
+		}
+	}
+	return out
 }
 
 func dedupe(lines []string) []string {

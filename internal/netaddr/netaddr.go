@@ -6,7 +6,10 @@
 package netaddr
 
 import (
+	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -61,4 +64,32 @@ func HostWhy(host string) string {
 		return Why(a)
 	}
 	return ""
+}
+
+// LoopbackListen checks an address to listen on, HOST:PORT, for a server
+// only this machine may reach (chock mcp serve --http): HOST must be a
+// loopback address literal (127.0.0.0/8, ::1, in brackets for IPv6).
+// A name, even localhost, is refused: what it resolves to is not this
+// check's to know, and 0.0.0.0 or any other address reaches further.
+func LoopbackListen(hostport string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%q is not HOST:PORT: %v", hostport, err)
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%q: the host must be a loopback address (127.0.0.1 or ::1), not a name", hostport)
+	}
+	if a.Zone() != "" || !a.Unmap().IsLoopback() {
+		why := "not a loopback address"
+		if w := Why(a); w != "" && !a.Unmap().IsLoopback() {
+			why = w
+		}
+		return netip.AddrPort{}, fmt.Errorf("%q: %s; only 127.0.0.1 or ::1 may be listened on", hostport, why)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%q: the port must be a number from 0 to 65535", hostport)
+	}
+	return netip.AddrPortFrom(a.Unmap(), uint16(p)), nil
 }

@@ -2,6 +2,7 @@ package netaddr
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,35 @@ func TestHostWhy(t *testing.T) {
 	} {
 		if got := HostWhy(in); got != want {
 			t.Errorf("HostWhy(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoopbackListen(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:0": "127.0.0.1:0", "127.0.0.1:8931": "127.0.0.1:8931", "127.9.9.9:1": "127.9.9.9:1",
+		"[::1]:8931": "[::1]:8931", "[::ffff:127.0.0.1]:80": "127.0.0.1:80",
+	} {
+		got, err := LoopbackListen(in)
+		if err != nil || got.String() != want {
+			t.Errorf("LoopbackListen(%s) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"0.0.0.0:8931":      "the unspecified address",
+		"[::]:8931":         "the unspecified address",
+		"10.0.0.7:8931":     "not a loopback address",
+		"192.168.1.2:80":    "not a loopback address",
+		"localhost:8931":    "not a name",
+		"example.com:80":    "not a name",
+		"127.0.0.1":         "not HOST:PORT",
+		"127.0.0.1:http":    "the port must be a number",
+		"127.0.0.1:70000":   "the port must be a number",
+		"[fe80::1%lo]:8931": "a link-local address",
+	} {
+		_, err := LoopbackListen(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoopbackListen(%s) = %v, want an error with %q", in, err, want)
 		}
 	}
 }

@@ -250,3 +250,42 @@ func Trim(s string, at, limit int) (string, int) {
 	}
 	return b.String(), pos
 }
+
+// Strip removes from s what a peer should not pass on to another: every
+// control character but the line break and the tab, every hidden format
+// character (Hidden), and every byte that is not UTF-8; then cuts it to at
+// most limit bytes, at a character boundary, ending in "…" where it was
+// cut. It is for untrusted text that is handed on rather than shown (an
+// upstream server's tool description, re-served to a client): there is no
+// terminal to escape for, so nothing is escaped, only dropped.
+func Strip(s string, limit int) string {
+	clean := true
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n <= 1) || (Control(r) && r != '\n' && r != '\t') || Hidden(r) {
+			clean = false
+			break
+		}
+		i += n
+	}
+	if !clean {
+		var b strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if !((r == utf8.RuneError && n <= 1) || (Control(r) && r != '\n' && r != '\t') || Hidden(r)) {
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+		}
+		s = b.String()
+	}
+	if limit <= 0 || len(s) <= limit {
+		return s
+	}
+	const ellipsis = "…"
+	cut := max(0, limit-len(ellipsis))
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

@@ -118,3 +118,27 @@ func TestHiddenRanges(t *testing.T) {
 		}
 	}
 }
+
+func TestStrip(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"plain text", 100, "plain text"},
+		{"two\nlines\tand a tab", 100, "two\nlines\tand a tab"},
+		{"\x1b[31mred\x1b[0m", 100, "[31mred[0m"},
+		{"bidi \u202eevil\u202c zero\u200bwidth", 100, "bidi evil zerowidth"},
+		{"bad \xff byte \x85 C1", 100, "bad  byte  C1"},
+		{"abcdefghij", 8, "abcde…"},
+		{"ééééé", 6, "é…"}, // never half a character
+		{"short", 0, "short"},
+	} {
+		if got := Strip(tc.in, tc.limit); got != tc.want {
+			t.Errorf("Strip(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
+		}
+		if got := Strip(tc.in, tc.limit); tc.limit > 0 && len(got) > tc.limit {
+			t.Errorf("Strip(%q, %d) is %d bytes", tc.in, tc.limit, len(got))
+		}
+	}
+}

@@ -111,8 +111,12 @@ func (e *ToolError) Error() string {
 // Tool is one tool a server declared at start.
 type Tool struct {
 	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Annotations are the server's hints about the tool (read only,
+	// destructive, ...): untrusted, as everything it declares.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 }
 
 // Result is a tool's answer rendered as text. It is untrusted: it is
@@ -312,7 +316,7 @@ func (s *Server) discover(ctx context.Context) ([]Tool, error) {
 			}
 			seen[t.Name] = true
 			schema, _ := json.Marshal(t.InputSchema)
-			tools = append(tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+			tools = append(tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, Annotations: t.Annotations})
 			if len(tools) > action.MaxTools {
 				return nil, &Error{Outcome: Answered, Status: s.d.status(), Msg: fmt.Sprintf("the server declares more than %d tools; a server may declare at most %d", action.MaxTools, action.MaxTools)}
 			}

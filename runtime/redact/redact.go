@@ -112,8 +112,9 @@ func percentEncode(s, keep string) string {
 // Forms are the forms a value is masked in: the value itself; its
 // standard and URL-safe base64 at each of the three alignments it can
 // take inside a longer encoded text (only the characters that depend on
-// the value alone); and its JSON-, URI- and XML-escaped forms. (GitHub's
-// runner masks the same set; hex, reversed and split forms are not.)
+// the value alone); its lower-case form; and its JSON-, URI- and
+// XML-escaped forms as several languages write them. (GitHub's runner
+// masks much the same set; hex, reversed and split forms are not.)
 // Forms shorter than action.MinSecretLen are left out.
 func Forms(value string) []string {
 	out := []string{value}
@@ -135,6 +136,9 @@ func Forms(value string) []string {
 			}
 		}
 	}
+	// Lower case, as a host name is normalised (an agent's URL becomes the
+	// action net.fetch.<host>, lower-cased, and a refusal quotes it).
+	add(strings.ToLower(value))
 	var j bytes.Buffer
 	je := json.NewEncoder(&j)
 	je.SetEscapeHTML(false)

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	goio "io"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/diag"
+	"github.com/chockhq/chock/eval/load"
+	"github.com/chockhq/chock/internal/netaddr"
+	"github.com/chockhq/chock/runtime"
+	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/gateway"
+	"github.com/chockhq/chock/runtime/mcpconn"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+// tokenEnv names the bearer token chock mcp serve --http wants, when it
+// is set; otherwise a token is made and printed once.
+const tokenEnv = "CHOCK_GATEWAY_TOKEN"
+
+// newMCPServeCmd is `chock mcp serve`: the MCP gateway a real agent client
+// connects to.
+func newMCPServeCmd(io stdio) *cobra.Command {
+	var (
+		pf              policyFlags
+		addr, ask       string
+		noSandbox       bool
+		discoverTimeout time.Duration
+		callTimeout     time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "serve [--config FILE] [--org FILE]... [--bundle FILE] [--http ADDR] [--ask elicit|prompt|deny]",
+		Short: "serve MCP to an agent client, every tool call under policy",
+		Long: `serve is the MCP server an agent client (Claude Code, Codex, Cursor,
+Gemini CLI, the MCP Inspector) connects to. Each connection is one agent
+session, as chock run opens one: the configured MCP servers start, every
+call passes audit, time limit, policy, secrets and redaction (an exec call
+runs in the same per-call sandbox; --no-sandbox runs it without one), and
+the session log goes under $CHOCK_STATE_DIR.
+
+It offers exec (argv, dir, stdin, timeout, background), fetch_url (url) and
+each tool of each started server whose mcp.S.tool.T is not deny, named
+S__T, with the server's description, input schema and annotations. A
+refusal is a tool result naming the action, the decision, the rule with
+its file:line:col and a hint. An ask goes to the client as an elicitation
+when it declared one; with --ask prompt otherwise to chock's terminal;
+else it is refused (--ask deny refuses every ask). When chock.zon or an
+org file changes and still lints clean, the policy is swapped and the
+client told its tools changed; an edit that does not lint keeps the
+running policy and says why.
+
+The transport is stdio, unless --http 127.0.0.1:PORT serves Streamable
+HTTP at /mcp on a loopback address (any other is refused), each request
+carrying Authorization: Bearer TOKEN: $CHOCK_GATEWAY_TOKEN, or a token made
+and printed once on stderr.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mode, ok := gateway.ParseAsk(ask)
+			if !ok {
+				return failedf(exitUsage, "unknown --ask %q (want elicit, prompt or deny)", ask)
+			}
+			var listen string
+			if addr != "" {
+				ap, err := netaddr.LoopbackListen(addr)
+				if err != nil {
+					return failedf(exitUsage, "--http %w", err)
+				}
+				listen = ap.String()
+			}
+			if discoverTimeout <= 0 || callTimeout <= 0 {
+				return failedf(exitUsage, "--mcp-discover-timeout and --mcp-call-timeout must be positive")
+			}
+			ctx := cmd.Context()
+			var prompter *runtime.TerminalAsker
+			if mode == gateway.AskPrompt {
+				tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+				if err != nil {
+					return failedf(exitUsage, "--ask prompt asks at the controlling terminal, and there is none: %v", err)
+				}
+				defer tty.Close()
+				prompter = &runtime.TerminalAsker{In: tty, Out: tty}
+			}
+			p, err := pf.load(ctx, io)
+			if err != nil {
+				return err
+			}
+			storeKind := p.Engine.Meta().Credentials
+			if p.Config != nil {
+				storeKind = p.Config.Credentials.Store.Value
+			}
+			store, err := credstore.Open(storeKind, credstore.Options{})
+			if err != nil {
+				return failed(exitFailed, err)
+			}
+			g, err := gateway.New(gateway.Options{
+				Engine: p.Engine, Config: p.Config, Sources: p.Sources,
+				NewSession: func(ctx context.Context, asker runtime.Asker) (*runtime.Session, error) {
+					return runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
+						MCP: runtime.MCPOptions{DiscoverTimeout: discoverTimeout, CallTimeout: callTimeout}, NoSandbox: noSandbox})
+				},
+				Ask: mode, Prompter: prompter, Log: io.err, Version: moduleVersion(),
+			})
+			if err != nil {
+				return failed(exitFailed, err)
+			}
+			io.aborts.add(g.Abort)
+			if noSandbox {
+				fmt.Fprintln(io.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
+			}
+			watchCtx, stopWatch := context.WithCancel(ctx)
+			defer stopWatch()
+			if files := pf.watched(); len(files) > 0 {
+				go func() {
+					if err := gateway.Watch(watchCtx, files, func() { pf.reload(watchCtx, g, io) }, nil); err != nil {
+						fmt.Fprintf(io.err, "chock mcp serve: %v; edits of the policy are not followed\n", err)
+					}
+				}()
+			}
+			if listen == "" {
+				if _, tty := isTerminal(io.in); tty {
+					fmt.Fprintln(io.err, "chock mcp serve: reading MCP from standard input, a terminal; an agent client starts this command itself (chock connect writes its configuration), or serve --http")
+				}
+				err := g.ServeStdio(ctx, &mcp.IOTransport{Reader: goio.NopCloser(io.in), Writer: nopWriteCloser{io.raw}})
+				if err != nil && ctx.Err() == nil {
+					return failed(exitFailed, err)
+				}
+				return nil
+			}
+			return serveHTTP(ctx, g, listen, io)
+		},
+	}
+	pf.add(c.Flags())
+	c.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
+	c.Flags().StringVar(&ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
+	c.Flags().BoolVar(&noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); each session's log records it")
+	c.Flags().DurationVar(&discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
+	c.Flags().DurationVar(&callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
+	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"elicit", "prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+type nopWriteCloser struct{ goio.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// serveHTTP serves the gateway on a loopback address until ctx ends.
+func serveHTTP(ctx context.Context, g *gateway.Gateway, listen string, io stdio) error {
+	token := os.Getenv(tokenEnv)
+	made := token == ""
+	if made {
+		token = gateway.NewToken()
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	fmt.Fprintf(io.err, "chock mcp serve: listening on http://%s/mcp\n", ln.Addr())
+	if made {
+		fmt.Fprintf(io.err, "chock mcp serve: token %s (each request carries Authorization: Bearer TOKEN; set %s to choose it)\n", token, tokenEnv)
+	} else {
+		fmt.Fprintf(io.err, "chock mcp serve: token from $%s\n", tokenEnv)
+	}
+	srv := &http.Server{Handler: g.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		g.Close("the server stopped: " + err.Error())
+		return failed(exitFailed, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	srv.Close()
+	if err := g.Close(context.Cause(ctx).Error()); err != nil {
+		return failedf(exitFailed, "closing the sessions: %w", err)
+	}
+	return nil
+}
+
+// moduleVersion is chock's module version, as chock version prints it.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// watched are the files the policy is read from, which serve follows:
+// --config and every --org, or the --bundle; standard input is not.
+func (p *policyFlags) watched() []string {
+	files := append([]string{p.config}, p.orgs...)
+	if p.bundle != "" {
+		files = []string{p.bundle}
+	}
+	var out []string
+	for _, f := range files {
+		if f != "-" {
+			out = append(out, f)
+		}
+	}
+	if len(out) < len(files) {
+		return nil // a policy read in part from standard input cannot be read again
+	}
+	return out
+}
+
+// reload reads the policy's files again and swaps it in when it still
+// lints clean (or, for a bundle, verifies and prepares); otherwise the
+// running policy stays, and why goes to stderr and every session's log.
+func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, io stdio) {
+	kept := func(why string) {
+		fmt.Fprintf(io.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
+		g.Kept(why)
+	}
+	ro, err := p.keys.readOptions()
+	if err != nil {
+		kept(err.Error())
+		return
+	}
+	if p.bundle != "" {
+		raw, err := readInput(p.bundle, io)
+		if err != nil {
+			kept(err.Error())
+			return
+		}
+		pol, err := load.FromBundle(ctx, displayName(p.bundle), raw, ro)
+		if err != nil {
+			kept(err.Error())
+			return
+		}
+		b, err := compile.ReadBundle(bytes.NewReader(raw), ro)
+		if err != nil {
+			kept(err.Error())
+			return
+		}
+		if b.Manifest.Revision == g.Revision() {
+			return
+		}
+		if err := g.Swap(ctx, b, nil, bundleSources(pol.Engine.Meta())); err != nil {
+			kept(err.Error())
+			return
+		}
+		fmt.Fprintf(io.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), displayName(p.bundle))
+		return
+	}
+	read := func(names []string) ([]load.Source, error) {
+		var out []load.Source
+		for _, n := range names {
+			b, err := readInput(n, io)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, load.Source{Name: displayName(n), Data: b})
+		}
+		return out, nil
+	}
+	configs, err := read([]string{p.config})
+	if err != nil {
+		kept(err.Error())
+		return
+	}
+	orgs, err := read(p.orgs)
+	if err != nil {
+		kept(err.Error())
+		return
+	}
+	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
+	if err != nil {
+		kept(lintWhy(err, ds))
+		return
+	}
+	if pol.Engine.Revision() == g.Revision() {
+		return // the same policy (a save with no change)
+	}
+	b, err := pol.Output.Bundle(nil)
+	if err == nil {
+		err = g.Swap(ctx, b, pol.Config, pol.Sources)
+	}
+	if err != nil {
+		kept(err.Error())
+		return
+	}
+	fmt.Fprintf(io.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), strings.Join(sourceNames(configs, orgs), ", "))
+}
+
+// lintWhy says in one line why a policy did not load: its first errors,
+// each at its position.
+func lintWhy(err error, ds diag.List) string {
+	errs := load.Errors(ds)
+	if len(errs) == 0 {
+		return err.Error()
+	}
+	var parts []string
+	for i, d := range errs {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", d.Span, d.Message))
+	}
+	what := "it does not decode"
+	if errors.Is(err, load.ErrLint) {
+		what = "it has lint errors"
+	}
+	return what + ": " + strings.Join(parts, "; ")
+}
+
+func sourceNames(lists ...[]load.Source) []string {
+	var out []string
+	for _, l := range lists {
+		for _, s := range l {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,324 @@
+// Package clientconf works out the change to an agent client's own
+// configuration that makes it start chock mcp serve (chock connect): the
+// server entry, merged with what the file holds (every other server and
+// setting kept as it is), and, where the client's configuration can say
+// it, the client's own shell and web-fetch tools turned off, so the
+// agent's reach goes through chock's exec and fetch_url. It reads and
+// writes nothing itself: the caller hands it the files' bytes and writes
+// what it returns.
+package clientconf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Clients are the clients chock connect knows, in the order its help
+// names them.
+var Clients = []string{"claude-code", "codex", "cursor", "gemini"}
+
+// Entry is the server a client is to start.
+type Entry struct {
+	Name    string // the server's name in the client ("chock")
+	Command string
+	Args    []string
+	// Env are the variables chock mcp serve needs from the client's
+	// environment (the state and config folders, an env store's secrets),
+	// by name: a value is never written. A client that passes its whole
+	// environment to a server needs none of them.
+	Env []string
+}
+
+// Places are where a client's files are: the project folder (Claude
+// Code's, Cursor's and Gemini CLI's files are the project's) and Codex's
+// home (~/.codex, or $CODEX_HOME).
+type Places struct {
+	Project   string
+	CodexHome string
+}
+
+// Edit is the change to one file.
+type Edit struct {
+	Path string // the file
+	Old  []byte // what it holds; nil when it is not there
+	New  []byte // what it is to hold
+	// Changes say what changed, a line each; none when nothing did.
+	Changes []string
+	// Notes say what the change could not do in this file.
+	Notes []string
+}
+
+// Changed says whether the file is to change.
+func (e Edit) Changed() bool { return e.Old == nil || !bytes.Equal(e.Old, e.New) }
+
+// Plan works out the edits that connect client to e. read gives a file's
+// bytes, nil when it is not there.
+func Plan(client string, e Entry, at Places, read func(string) ([]byte, error)) ([]Edit, error) {
+	var specs []spec
+	switch client {
+	case "claude-code":
+		specs = []spec{
+			{path: filepath.Join(at.Project, ".mcp.json"), edit: func(b []byte) ([]byte, []string, []string, error) {
+				return jsonServer(b, "mcpServers", e, stdioEntry(e))
+			}},
+			{path: filepath.Join(at.Project, ".claude", "settings.json"), edit: claudeSettings(e)},
+		}
+	case "codex":
+		specs = []spec{{path: filepath.Join(at.CodexHome, "config.toml"), edit: codexConfig(e)}}
+	case "cursor":
+		specs = []spec{{path: filepath.Join(at.Project, ".cursor", "mcp.json"), edit: func(b []byte) ([]byte, []string, []string, error) {
+			out, changes, _, err := jsonServer(b, "mcpServers", e, stdioEntry(e))
+			notes := []string{"Cursor's own terminal and web tools are not set in this file; turn them off in Cursor's settings (or deny them in its permissions.json) for the agent's reach to go through chock"}
+			return out, changes, notes, err
+		}}}
+	case "gemini":
+		specs = []spec{{path: filepath.Join(at.Project, ".gemini", "settings.json"), edit: geminiSettings(e)}}
+	default:
+		return nil, fmt.Errorf("unknown client %q (want %s)", client, strings.Join(Clients, ", "))
+	}
+	var out []Edit
+	for _, s := range specs {
+		old, err := read(s.path)
+		if err != nil {
+			return nil, err
+		}
+		nb, changes, notes, err := s.edit(old)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v; nothing written", s.path, err)
+		}
+		ed := Edit{Path: s.path, Old: old, New: nb, Notes: notes}
+		if ed.Changed() {
+			ed.Changes = changes
+		}
+		out = append(out, ed)
+	}
+	return out, nil
+}
+
+type spec struct {
+	path string
+	edit func(old []byte) (out []byte, changes, notes []string, err error)
+}
+
+// stdioEntry is the entry as Claude Code's and Cursor's files spell a
+// stdio server.
+func stdioEntry(e Entry) *object {
+	o := &object{vals: map[string]json.RawMessage{}}
+	o.set("type", "stdio")
+	o.set("command", e.Command)
+	o.set("args", e.Args)
+	return o
+}
+
+// commandLine is the entry's command as a person would type it.
+func (e Entry) commandLine() string {
+	return strings.Join(append([]string{e.Command}, e.Args...), " ")
+}
+
+// jsonServer sets the entry under key (mcpServers) of a JSON file.
+func jsonServer(old []byte, key string, e Entry, entry any) ([]byte, []string, []string, error) {
+	o, err := parseObject(old)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	changes, err := setServer(o, key, e, entry)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := o.render()
+	return out, changes, nil, err
+}
+
+func setServer(o *object, key string, e Entry, entry any) ([]string, error) {
+	servers, err := o.child(key)
+	if err != nil {
+		return nil, err
+	}
+	_, had := servers.vals[e.Name]
+	others := len(servers.keys)
+	if had {
+		others--
+	}
+	b, err := json.Marshal(entry)
+	if err != nil {
+		return nil, err
+	}
+	if had && jsonEqual(servers.vals[e.Name], b) {
+		return nil, nil
+	}
+	if err := servers.set(e.Name, json.RawMessage(b)); err != nil {
+		return nil, err
+	}
+	if err := o.set(key, servers); err != nil {
+		return nil, err
+	}
+	verb := "added"
+	if had {
+		verb = "replaced"
+	}
+	return []string{fmt.Sprintf("server %s %s: %s%s", e.Name, verb, e.commandLine(), kept(others))}, nil
+}
+
+func kept(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; the 1 other server kept"
+	}
+	return fmt.Sprintf("; the %d other servers kept", n)
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+// addStrings adds items to the list of strings under key of o.
+func addStrings(o *object, key string, items []string) ([]string, error) {
+	list, err := o.strings(key)
+	if err != nil {
+		return nil, err
+	}
+	merged, added := union(list, items)
+	if len(added) == 0 {
+		return nil, nil
+	}
+	return added, o.set(key, merged)
+}
+
+// claudeSettings denies Claude Code's own Bash and WebFetch in the
+// project's .claude/settings.json and approves the project's chock
+// server (Claude Code starts a .mcp.json server only once approved).
+func claudeSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
+	return func(old []byte) ([]byte, []string, []string, error) {
+		o, err := parseObject(old)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		perms, err := o.child("permissions")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var changes []string
+		added, err := addStrings(perms, "deny", []string{"Bash", "WebFetch"})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("permissions: %v", err)
+		}
+		if len(added) > 0 {
+			if err := o.set("permissions", perms); err != nil {
+				return nil, nil, nil, err
+			}
+			changes = append(changes, fmt.Sprintf("permissions.deny gains %s: the agent's shell and web fetch go through chock's exec and fetch_url", strings.Join(added, ", ")))
+		}
+		added, err = addStrings(o, "enabledMcpjsonServers", []string{e.Name})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(added) > 0 {
+			changes = append(changes, fmt.Sprintf("enabledMcpjsonServers gains %s: the project's server starts without a prompt", e.Name))
+		}
+		out, err := o.render()
+		return out, changes, nil, err
+	}
+}
+
+// geminiSettings sets the server in .gemini/settings.json, passing it the
+// variables it needs ("$NAME": Gemini CLI keeps secret-looking variables
+// from a server unless its entry names them), and excludes Gemini's own
+// run_shell_command and web_fetch.
+func geminiSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
+	return func(old []byte) ([]byte, []string, []string, error) {
+		o, err := parseObject(old)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		entry := &object{vals: map[string]json.RawMessage{}}
+		entry.set("command", e.Command)
+		entry.set("args", e.Args)
+		if len(e.Env) > 0 {
+			env := &object{vals: map[string]json.RawMessage{}}
+			for _, n := range e.Env {
+				env.set(n, "$"+n)
+			}
+			entry.set("env", env)
+		}
+		changes, err := setServer(o, "mcpServers", e, entry)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		tools, err := o.child("tools")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		added, err := addStrings(tools, "exclude", []string{"run_shell_command", "web_fetch"})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("tools: %v", err)
+		}
+		if len(added) > 0 {
+			if err := o.set("tools", tools); err != nil {
+				return nil, nil, nil, err
+			}
+			changes = append(changes, fmt.Sprintf("tools.exclude gains %s: the agent's shell and web fetch go through chock's exec and fetch_url", strings.Join(added, ", ")))
+		}
+		out, err := o.render()
+		return out, changes, nil, err
+	}
+}
+
+// codexConfig sets [mcp_servers.NAME] in Codex's config.toml (env_vars
+// names what Codex is to pass on: it passes a server only HOME, LANG,
+// PATH and TERM otherwise), and turns off Codex's own shell tool
+// ([features] shell_tool) and web search (web_search).
+func codexConfig(e Entry) func([]byte) ([]byte, []string, []string, error) {
+	return func(old []byte) ([]byte, []string, []string, error) {
+		d, err := parseTOML(string(old))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		path := []string{"mcp_servers", e.Name}
+		had := false
+		others := map[string]bool{}
+		for _, t := range d.tables {
+			if hasPrefix(t.path, path) {
+				had = true
+			} else if len(t.path) >= 2 && t.path[0] == "mcp_servers" {
+				others[t.path[1]] = true
+			}
+		}
+		body := []string{
+			"command = " + tomlString(e.Command),
+			"args = " + tomlList(e.Args),
+		}
+		if len(e.Env) > 0 {
+			body = append(body, "env_vars = "+tomlList(e.Env))
+		}
+		before := d.String()
+		if err := d.replaceTable(path, body); err != nil {
+			return nil, nil, nil, err
+		}
+		var changes []string
+		if d.String() != before {
+			verb := "added"
+			if had {
+				verb = "replaced"
+			}
+			changes = append(changes, fmt.Sprintf("server %s %s: %s%s", e.Name, verb, e.commandLine(), kept(len(others))))
+		}
+		before = d.String()
+		if err := d.setKey([]string{"features", "shell_tool"}, "false"); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := d.setKey([]string{"web_search"}, tomlString("disabled")); err != nil {
+			return nil, nil, nil, err
+		}
+		if d.String() != before {
+			changes = append(changes, `Codex's own shell tool and web search turned off (features.shell_tool = false, web_search = "disabled"): the agent's reach goes through chock's exec and fetch_url`)
+		}
+		notes := []string{"this is Codex's user-wide configuration: every Codex session starts this project's gateway"}
+		return []byte(d.String()), changes, notes, nil
+	}
+}

@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chockhq/chock/internal/mcptest"
+	"github.com/chockhq/chock/runtime"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// interleave runs a and b one after the other in every iteration, timing
+// each, and reports both per-call times and their ratio: the two share
+// the machine's state at every moment (its load, its caches), which two
+// benchmarks run one after the other do not.
+func interleave(b *testing.B, nameA, nameB string, a, bb func()) {
+	var ta, tb time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		a()
+		t1 := time.Now()
+		bb()
+		ta += t1.Sub(t0)
+		tb += time.Since(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(ta.Nanoseconds())/n, nameA+"-ns/call")
+	b.ReportMetric(float64(tb.Nanoseconds())/n, nameB+"-ns/call")
+	b.ReportMetric(float64(ta)/float64(tb), "ratio")
+}
+
+// BenchmarkGatewayExec: a tools/call of exec /bin/true through the
+// gateway (a go-sdk client, JSON-RPC over an in-memory pipe, the gateway's
+// handler, the session's chain) beside the same call through
+// runtime.Session in process, interleaved.
+func BenchmarkGatewayExec(b *testing.B) {
+	policy := `.{ .policy = .{ .allow = .{"exec.path.true"} } }`
+	f := newFixture(b, policy, Options{})
+	cs := f.connect(b, "2025-11-25", nil)
+	s, err := runtime.New(context.Background(), runtime.Options{Engine: f.pol.Engine, Config: f.pol.Config, LogDir: b.TempDir(), TempDir: b.TempDir(),
+		BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"/bin/true"}}}
+	interleave(b, "gateway", "session",
+		func() {
+			res, err := cs.CallTool(ctx, params)
+			if err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		},
+		func() {
+			if _, err := s.Run(ctx, &runtime.Call{Tool: "exec", Exec: &runtime.ExecRequest{Argv: []string{"/bin/true"}}}); err != nil {
+				b.Fatal(err)
+			}
+		})
+}
+
+// BenchmarkGatewayUpstream: a server's tool (the stdio helper's echo, an
+// answer at once) called through the gateway, re-served as helper__echo,
+// beside the same tool called directly by a go-sdk client on a server of
+// its own, interleaved. The gateway is one more MCP hop, so against a
+// tool that answers at once the ratio is about two hops to one.
+func BenchmarkGatewayUpstream(b *testing.B) {
+	benchUpstream(b, "echo", map[string]any{"message": "hello"})
+}
+
+// BenchmarkGatewayUpstreamSlow is BenchmarkGatewayUpstream for a tool that
+// takes 2 ms to answer (the helper's sleep), nearer a tool that does work.
+func BenchmarkGatewayUpstreamSlow(b *testing.B) {
+	benchUpstream(b, "sleep", map[string]any{"ms": 2})
+}
+
+func benchUpstream(b *testing.B, tool string, args map[string]any) {
+	policy := `.{ .policy = .{ .allow = .{ "mcp.helper.tool.*", "mcp.helper.network" } }, .mcp_servers = .{ ` + helperServer(b, "sleep") + ` } }`
+	f := newFixture(b, policy, Options{})
+	cs := f.connect(b, "2025-11-25", nil)
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", mcptest.ServeEnv+`=sleep exec "$0" -test.run='^$'`, exe)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	ctx := context.Background()
+	via := &mcp.CallToolParams{Name: "helper__" + tool, Arguments: args}
+	own := &mcp.CallToolParams{Name: tool, Arguments: args}
+	interleave(b, "reserved", "direct",
+		func() {
+			res, err := cs.CallTool(ctx, via)
+			if err != nil || res.IsError || len(res.Content) != 1 {
+				b.Fatal(res, err)
+			}
+		},
+		func() {
+			res, err := direct.CallTool(ctx, own)
+			if err != nil || len(res.Content) != 1 {
+				b.Fatal(res, err)
+			}
+		})
+}
+
+// BenchmarkGatewayEverything is BenchmarkGatewayUpstream with the real
+// server-everything (node) as the server: its echo re-served beside the
+// same echo called directly, interleaved.
+func BenchmarkGatewayEverything(b *testing.B) {
+	node, script := mcptest.Everything(b)
+	policy := `.{ .policy = .{ .allow = .{ "mcp.everything.tool.echo", "mcp.everything.network" } }, .mcp_servers = .{ .{ .name = "everything", .command = .{ ` +
+		strconv.Quote(node) + `, ` + strconv.Quote(script) + `, "stdio" } } } }`
+	f := newFixture(b, policy, Options{})
+	cs := f.connect(b, "2025-11-25", nil)
+	cmd := exec.Command(node, script, "stdio")
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	ctx := context.Background()
+	via := &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hello"}}
+	own := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}}
+	interleave(b, "reserved", "direct",
+		func() {
+			res, err := cs.CallTool(ctx, via)
+			if err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		},
+		func() {
+			res, err := direct.CallTool(ctx, own)
+			if err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		})
+}

@@ -1,0 +1,347 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/internal/safetext"
+	"github.com/chockhq/chock/runtime"
+	"github.com/chockhq/chock/runtime/driver"
+	"github.com/chockhq/chock/runtime/mcpconn"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Bounds on what an upstream server declares, as it is offered again.
+const (
+	maxTitle       = 256
+	maxDescription = 4 << 10
+	maxSchemaText  = 4 << 10  // one string in an input schema
+	maxSchema      = 64 << 10 // an input schema, as JSON
+	maxSchemaDepth = 32
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// execTool is chock's exec.
+func execTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "exec",
+		Title: "Run a program (under chock's policy)",
+		Description: "Runs a program, as exec.path.<program> under the project's chock policy: argv[0] names it (found on the session's PATH), " +
+			"and no shell is involved, so pass a shell's own argv (\"sh\", \"-c\", \"...\") to use one. The result is the exit status, " +
+			"stdout and stderr (each up to 1 MiB), with every secret value masked. A refused call answers with the rule that refused it.",
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"argv":       map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1, "description": "the program and its arguments"},
+				"dir":        map[string]any{"type": "string", "description": "the working directory (default: where chock runs)"},
+				"stdin":      map[string]any{"type": "string", "description": "text given on standard input"},
+				"timeout":    map[string]any{"type": "string", "description": "the time limit, such as 30s or 5m (default 60s)"},
+				"background": map[string]any{"type": "boolean", "description": "start it and answer at once with its pid; a background program is given no secrets"},
+			},
+			"required":             []string{"argv"},
+			"additionalProperties": false,
+		},
+		Annotations: &mcp.ToolAnnotations{Title: "Run a program", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}
+}
+
+// fetchTool is chock's fetch_url.
+func fetchTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "fetch_url",
+		Title: "Fetch a URL (under chock's policy)",
+		Description: "GETs an https URL, as net.fetch.<host> under the project's chock policy: no redirect is followed, no proxy is used, " +
+			"and this machine's and private addresses are never reached. The result is the status and up to 1 MiB of the body, with every " +
+			"secret value masked. A refused call answers with the rule that refused it.",
+		InputSchema: map[string]any{
+			"type":                 "object",
+			"properties":           map[string]any{"url": map[string]any{"type": "string", "description": "the https URL"}},
+			"required":             []string{"url"},
+			"additionalProperties": false,
+		},
+		Annotations: &mcp.ToolAnnotations{Title: "Fetch a URL", ReadOnlyHint: true, OpenWorldHint: ptr(true)},
+	}
+}
+
+// reserved is a server's tool as it is offered under name: its title,
+// description and input schema the server's own, redacted (a server
+// given a secret could put it there), stripped of control and invisible
+// characters and bounded; its annotations passed on.
+func reserved(name string, t mcpconn.Tool, redact func(string) string) *mcp.Tool {
+	clean := func(s string, limit int) string { return safetext.Strip(redact(s), limit) }
+	out := &mcp.Tool{
+		Name:        name,
+		Title:       clean(t.Title, maxTitle),
+		Description: clean(t.Description, maxDescription),
+		InputSchema: schema(t.InputSchema, func(s string) string { return clean(s, maxSchemaText) }),
+	}
+	if a := t.Annotations; a != nil {
+		out.Annotations = &mcp.ToolAnnotations{
+			Title:           clean(a.Title, maxTitle),
+			ReadOnlyHint:    a.ReadOnlyHint,
+			DestructiveHint: a.DestructiveHint,
+			IdempotentHint:  a.IdempotentHint,
+			OpenWorldHint:   a.OpenWorldHint,
+		}
+	}
+	return out
+}
+
+// schema is an input schema as it is offered again: an object schema,
+// every key and string in it cleaned, at most maxSchemaDepth deep and
+// maxSchema bytes; anything else is the empty object schema, which takes
+// any arguments (the server still checks them).
+func schema(raw json.RawMessage, clean func(string) string) any {
+	empty := map[string]any{"type": "object"}
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return empty
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return empty
+	}
+	switch m["type"] {
+	case "object":
+	case nil:
+		m["type"] = "object"
+	default:
+		return empty
+	}
+	out, ok := cleanJSON(m, clean, 0)
+	if !ok {
+		return empty
+	}
+	b, err := json.Marshal(out)
+	if err != nil || len(b) > maxSchema {
+		return empty
+	}
+	return json.RawMessage(b)
+}
+
+func cleanJSON(v any, clean func(string) string, depth int) (any, bool) {
+	if depth > maxSchemaDepth {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case string:
+		return clean(x), true
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := cleanJSON(e, clean, depth+1)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, ok := cleanJSON(e, clean, depth+1)
+			if !ok {
+				return nil, false
+			}
+			out[clean(k)] = c
+		}
+		return out, true
+	}
+	return v, true
+}
+
+// execArgs are exec's arguments.
+type execArgs struct {
+	Argv       []string `json:"argv"`
+	Dir        string   `json:"dir"`
+	Stdin      string   `json:"stdin"`
+	Timeout    any      `json:"timeout"`
+	Background bool     `json:"background"`
+}
+
+// decodeArgs reads a tool's arguments strictly: one JSON object, no field
+// the tool does not take.
+func decodeArgs(raw json.RawMessage, into any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(into); err != nil {
+		return fmt.Errorf("the arguments: %w", err)
+	}
+	if d.More() {
+		return errors.New("the arguments are one JSON object")
+	}
+	return nil
+}
+
+// timeoutText takes a time limit as a duration ("30s") or a number of
+// seconds.
+func timeoutText(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64) + "s", nil
+	}
+	return "", errors.New("timeout is a duration such as 30s, or a number of seconds")
+}
+
+func (c *conn) handleExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a execArgs
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return errorResult("exec: " + err.Error()), nil
+	}
+	to, err := timeoutText(a.Timeout)
+	if err != nil {
+		return errorResult("exec: " + err.Error()), nil
+	}
+	return c.run(ctx, req, driver.ToolCall{Tool: "exec", Argv: a.Argv, Dir: a.Dir, Stdin: a.Stdin, Timeout: to, Background: a.Background}), nil
+}
+
+func (c *conn) handleFetch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		URL string `json:"url"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return errorResult("fetch_url: " + err.Error()), nil
+	}
+	return c.run(ctx, req, driver.ToolCall{Tool: "fetch_url", URL: a.URL}), nil
+}
+
+func (c *conn) handleUpstream(ctx context.Context, req *mcp.CallToolRequest, u upstream) (*mcp.CallToolResult, error) {
+	args := req.Params.Arguments
+	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
+		return errorResult("the arguments of " + req.Params.Name + " are one JSON object"), nil
+	}
+	return c.run(ctx, req, driver.ToolCall{Tool: "mcp", Server: u.server, Name: u.tool, Arguments: args}), nil
+}
+
+// run brokers one call as a script line is brokered, after putting the
+// questions it would ask to a client that can answer them.
+func (c *conn) run(ctx context.Context, req *mcp.CallToolRequest, tc driver.ToolCall) *mcp.CallToolResult {
+	if err := tc.Check(); err != nil {
+		return errorResult(tc.Tool + ": " + err.Error())
+	}
+	call := tc.Call()
+	ans, res := c.answers(ctx, req, call)
+	if res != nil {
+		return res // the client answers in a round of its own (2026-07-28)
+	}
+	out, err := c.sess.Run(withAnswers(ctx, ans), call)
+	return c.result(call, out, err)
+}
+
+// errorResult is a tool result that reports an error to the model.
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+// result is what a brokered call came to, as a tool result: a refusal or
+// an error as text the model reads (never a JSON-RPC error), otherwise
+// the call's redacted output.
+func (c *conn) result(call *runtime.Call, res *runtime.Result, err error) *mcp.CallToolResult {
+	var refused *runtime.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		// The refusal quotes the action, which an agent's URL or argv[0]
+		// made: it passes the session's redaction like everything else.
+		return errorResult(c.sess.Redactor().String(c.refusal(refused)))
+	case err != nil:
+		return errorResult(c.sess.Redactor().String("chock: the call failed: " + safetext.Strip(err.Error(), 0)))
+	}
+	var b strings.Builder
+	isError := false
+	switch {
+	case call.MCP != nil:
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError}
+	case res.Background:
+		fmt.Fprintf(&b, "started in the background, pid %d (given no secrets)", res.PID)
+	case call.Fetch != nil:
+		fmt.Fprintf(&b, "status %d\n", res.Status)
+		b.WriteString(res.Body)
+		isError = res.Status >= 400
+	default:
+		fmt.Fprintf(&b, "exit %d", res.ExitCode)
+		if res.TimedOut {
+			b.WriteString(" (the time limit was reached)")
+		}
+		b.WriteString("\n")
+		if res.Stdout != "" {
+			b.WriteString("stdout:\n" + res.Stdout)
+			if !strings.HasSuffix(res.Stdout, "\n") {
+				b.WriteString("\n")
+			}
+		}
+		if res.Stderr != "" {
+			b.WriteString("stderr:\n" + res.Stderr)
+		}
+		isError = res.ExitCode != 0 || res.TimedOut
+	}
+	if res.Truncated {
+		b.WriteString("\n(output cut at 1 MiB)")
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, IsError: isError}
+}
+
+// refusal is a refused call as the model reads it: the action, the
+// decision and the rule that decided it with its position, why the rule
+// says it is there, the reason the call was refused, and the hint (the
+// edit that would permit it, or the org ceiling that forbids it), worked
+// out against the policy as it is now.
+func (c *conn) refusal(r *runtime.RefusedError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "refused by chock: %s\n", r.Action)
+	x := r.Explanation
+	said := ""
+	if x != nil && x.Decision != nil {
+		x = eval.Explain(x.Decision, c.g.view.Load().cfg)
+		d := x.Decision
+		said = eval.Describe(d)
+		fmt.Fprintf(&b, "decision: %s is %s, by %s\n", d.Action, d.Decision, decider(d))
+		if l := d.Decider(); l != nil && l.Rule != nil && l.Rule.Why != "" {
+			fmt.Fprintf(&b, "why: %s\n", safetext.Strip(l.Rule.Why, 0))
+		}
+	}
+	if r.Reason != said {
+		fmt.Fprintf(&b, "reason: %s\n", safetext.Strip(r.Reason, 0))
+	}
+	if x != nil && x.StartNote != "" {
+		fmt.Fprintf(&b, "note: %s\n", x.StartNote)
+	}
+	if x != nil && x.Hint != nil && x.Hint.Text != "" {
+		fmt.Fprintf(&b, "hint: %s\n", safetext.Strip(x.Hint.Text, 0))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// decider names the rule that decided d with its file:line:col, or the
+// layer's default (with where it is written, when it is).
+func decider(d *eval.Decision) string {
+	l := d.Decider()
+	if l == nil {
+		return "no layer"
+	}
+	who := l.Spelling()
+	switch {
+	case l.Rule != nil:
+		return fmt.Sprintf("the %s rule %q (%s) at %s", who, l.Rule.Pattern, l.Rule.Decision, l.Rule.Span)
+	case l.DefaultSpan != nil:
+		return fmt.Sprintf("the %s default (%s) at %s", who, l.Decision, l.DefaultSpan)
+	}
+	return fmt.Sprintf("the %s default (%s, not written)", who, l.Decision)
+}
+
+// budget is how long a person has to answer an elicitation.
+const budget = 10 * time.Minute
