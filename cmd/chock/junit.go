@@ -14,7 +14,7 @@ import (
 )
 
 // The JUnit XML of chock test --format junit, as the Apache Ant schema
-// has it (testdata/junit/JUnit.xsd, which a test validates it against):
+// has it (testdata/junit/junit.xsd, which a test validates it against):
 // one <testsuite> for the config, whose <properties> carry the coverage,
 // and a <testcase> for each expectation, named ACTION at PHASE, with a
 // <failure> whose message says what differed and whose text is the

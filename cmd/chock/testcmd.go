@@ -44,7 +44,7 @@ below PCT.
 
 --format json prints one object: each expectation (action, phase, want,
 got, the deciding rule, span, pass), the counts and the coverage. junit
-prints JUnit XML as the Ant schema has it (testdata/junit/JUnit.xsd), one
+prints JUnit XML as the Ant schema has it (testdata/junit/junit.xsd), one
 testcase per expectation, each failure with the explanation chock explain
 gives; CI systems read it as test results.`,
 		Args: maxArgs(1),

@@ -11,7 +11,7 @@ import (
 )
 
 // junitXSD is the Ant JUnit schema (testdata/junit/README.md).
-const junitXSD = "../../testdata/junit/JUnit.xsd"
+const junitXSD = "../../testdata/junit/junit.xsd"
 
 // xmllint finds xmllint, the validator of the JUnit check: it skips the
 // test without one, and fails it under CI, where .ci/run installs it.
