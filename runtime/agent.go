@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 
-	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/mcpconn"
@@ -57,14 +56,11 @@ func (s *Session) Questions(ctx context.Context, c *Call) ([]Question, error) {
 	if c.Exec != nil {
 		// The program is the file its name means on the session's PATH,
 		// as Run resolves it: a program it does not name is refused.
-		r, err := s.programs.Resolve(c.Exec.Argv[0], c.Exec.Dir)
-		if err != nil {
+		a, r, identity, err := s.program(c.Exec)
+		if identity != nil || err != nil {
 			return nil, nil
 		}
-		if act, err = action.Exec(r.Name); err != nil {
-			return nil, nil
-		}
-		onPath = r.OnPath
+		act, onPath = a, r.OnPath
 	}
 	var qs []Question
 	ask := func(a string) (refused bool, err error) {

@@ -97,21 +97,33 @@ func (s *Session) Run(ctx context.Context, c *Call) (*Result, error) {
 		c.Action = a
 	}
 	if c.Exec != nil {
-		// The program is the file its name means on the session's PATH: a
-		// path must be that same file, a symlink is decided under its
-		// target's name.
-		r, err := s.programs.Resolve(c.Exec.Argv[0], c.Exec.Dir)
+		a, r, identity, err := s.program(c.Exec)
 		if err != nil {
-			c.identity = err
-		} else {
-			a, err := action.Exec(r.Name)
-			if err != nil {
-				return nil, err
-			}
-			c.Action, c.prog = a, &r
+			return nil, err
+		}
+		c.identity = identity
+		if identity == nil {
+			c.Action, c.prog = a, r
 		}
 	}
 	return s.chain(ctx, c)
+}
+
+// program is the one place an exec call's program is worked out: the file
+// its name means on the session's PATH (a path must be that same file, a
+// symlink is decided under its target's name) and the action it is
+// decided under. identity says why argv[0] runs no program; err is a name
+// that cannot form an action.
+func (s *Session) program(r *ExecRequest) (act string, prog *sandbox.Resolved, identity, err error) {
+	res, identity := s.programs.Resolve(r.Argv[0], r.Dir)
+	if identity != nil {
+		return "", nil, identity, nil
+	}
+	act, err = action.Exec(res.Name)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return act, &res, nil, nil
 }
 
 func callAction(c *Call) (string, error) {
