@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/eval/load"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
 
@@ -497,4 +498,26 @@ func TestBackgroundDiesWithTheSession(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestNestedLogSaysWhatRan: the ELF interpreter exec'd by name runs (the
+// kernel must let it, for every allowed program), and the log says so.
+func TestNestedLogSaysWhatRan(t *testing.T) {
+	a := newAttack(t)
+	interp, _, err := sandbox.Interpreter("/usr/bin/true")
+	if err != nil || interp == "" {
+		t.Fatalf("no ELF interpreter for /usr/bin/true: %v", err)
+	}
+	if _, err := a.run(t, "sh", "-c", interp+" /usr/bin/true"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range a.events(t, "exec.nested") {
+		if ev["path"] == interp {
+			if ev["outcome"] != "run" {
+				t.Fatalf("exec.nested of the interpreter: %v", ev)
+			}
+			return
+		}
+	}
+	t.Fatal("no exec.nested event for the interpreter")
 }

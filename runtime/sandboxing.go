@@ -34,6 +34,8 @@ type execRights struct {
 	// dirs are mounted read-only in every call: the PATH's directories,
 	// and those of files symlinks on it lead to.
 	dirs []string
+	// runs are the identities of files: what the kernel lets run.
+	runs map[sandbox.FileID]bool
 }
 
 type verdict struct {
@@ -92,6 +94,12 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	}
 	r.files = sortedKeys(files)
 	r.dirs = sortedKeys(dirs)
+	r.runs = map[sandbox.FileID]bool{}
+	for _, p := range r.files {
+		if id, err := sandbox.Identify(p); err == nil {
+			r.runs[id] = true
+		}
+	}
 	s.execRights.r = r
 	return r, nil
 }
@@ -155,8 +163,21 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	}
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, ReadOnly: append(append([]string(nil), rights.dirs...), s.pinned...),
 		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
+	// What the kernel will let run, by identity: the log says what really
+	// happens (the ELF interpreter runs when exec'd by name, say), not only
+	// what the name's decision was.
+	extra := map[sandbox.FileID]bool{}
+	// allow is the program, then rights.files, then its interpreter and
+	// what it declares.
+	own := append([]string{allow[0]}, allow[1+len(rights.files):]...)
+	for _, p := range own {
+		if id, err := sandbox.Identify(p); err == nil {
+			extra[id] = true // the call's own program, its interpreter, what it declares
+		}
+	}
+	runs := func(id sandbox.FileID) bool { return rights.runs[id] || extra[id] }
 	sc := sandbox.Command(spec, s.initPath)
-	sc.Report = func(e sandbox.Exec) { s.nestedExec(c, e, rights) }
+	sc.Report = func(e sandbox.Exec) { s.nestedExec(c, e, rights, runs) }
 	start := func() error {
 		err := sc.Start(ctx)
 		var se *sandbox.Error
@@ -231,7 +252,7 @@ func declaredAllows(d *eval.Decision, act string) bool {
 // nestedExec logs an exec a call's process made: the file, the name that
 // let it run or refused it, and the deciding rule. The kernel's Landlock
 // domain, made from the same rights, is what enforces it.
-func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
+func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs func(sandbox.FileID) bool) {
 	if errors.Is(e.Err, os.ErrNotExist) || errors.Is(e.Err, syscall.ENOTDIR) {
 		return // a PATH search trying a directory that has no such file: nothing to run or refuse
 	}
@@ -253,6 +274,8 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
 	switch {
 	case e.Err != nil:
 		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", fmt.Sprintf("not a program file: %v", e.Err)))
+	case !known && runs(e.ID):
+		fields = append(fields, sessionlog.F("outcome", "run"), sessionlog.F("why", "an ELF interpreter the allowed programs need, which the kernel lets run by name too"))
 	case !known:
 		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", "not a program on the session's PATH"))
 	default:
@@ -261,7 +284,7 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights) {
 			layer, rule = l.Spelling(), l.RuleText()
 		}
 		outcome := "run"
-		if v.decision.Decision != config.Allow && v.declared == "" {
+		if !runs(e.ID) {
 			outcome = "refused"
 		}
 		if v.declared != "" {

@@ -120,19 +120,28 @@ func (d *stdioDialer) startProcess() error {
 		cmd.SysProcAttr = attr
 		return cmd
 	}
-	attr := &syscall.SysProcAttr{Setpgid: true}
+	// The server is pid 1 of a pid namespace of its own (in a user
+	// namespace, so no privilege is needed): when it is stopped, the
+	// kernel kills everything it started, a daemon that called setsid
+	// and holds its output open included. It has no session or terminal
+	// of its own to reach ours through.
+	uid, gid := os.Getuid(), os.Getgid()
+	attr := &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false}
 	if d.l.NoNetwork {
-		uid, gid := os.Getuid(), os.Getgid()
-		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
+		attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	cmd := mk(attr)
 	err = cmd.Start()
-	if err != nil && d.l.NoNetwork && os.Geteuid() == 0 && errors.Is(err, syscall.EPERM) {
-		// Some hosts refuse user namespaces; root can still make a network one.
-		cmd = mk(&syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET})
+	if err != nil && os.Geteuid() == 0 && errors.Is(err, syscall.EPERM) {
+		// Some hosts refuse user namespaces; root can still make the others.
+		flags := uintptr(syscall.CLONE_NEWPID)
+		if d.l.NoNetwork {
+			flags |= syscall.CLONE_NEWNET
+		}
+		cmd = mk(&syscall.SysProcAttr{Setsid: true, Cloneflags: flags})
 		err = cmd.Start()
 	}
 	inR.Close()
@@ -140,8 +149,11 @@ func (d *stdioDialer) startProcess() error {
 	if err != nil {
 		inW.Close()
 		outR.Close()
-		if d.l.NoNetwork && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.EACCES) {
-			return fmt.Errorf("the server may not reach the network, and an empty network namespace could not be made for it (%v), so it does not start", err)
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.EACCES) {
+			if d.l.NoNetwork {
+				return fmt.Errorf("the server may not reach the network, and an empty network namespace could not be made for it (%v), so it does not start", err)
+			}
+			return fmt.Errorf("a pid namespace of its own could not be made for the server (%v), so it does not start", err)
 		}
 		return fmt.Errorf("starting %s: %v", d.l.Argv[0], err)
 	}

@@ -640,3 +640,48 @@ func TestReachErrorHidesTheSession(t *testing.T) {
 		t.Fatalf("%q", msg)
 	}
 }
+
+// TestLocalDaemonDiesWithTheServer: a server that leaves a daemon behind
+// (fork, setsid, fork), holding its output open, does not outlive Close,
+// and Close does not wait on it.
+func TestLocalDaemonDiesWithTheServer(t *testing.T) {
+	argv, env := mcptest.HelperCommand(t, "")
+	marker := fmt.Sprintf("300.%d3", os.Getpid())
+	sh := []string{"/bin/sh", "-c", `(setsid sh -c 'sleep ` + marker + `' &) ; exec "$0" "$1"`, argv[0], argv[1]}
+	s, err := OpenLocal(context.Background(), Local{Name: "daemon", Argv: sh, Env: append(env, "PATH=/usr/bin:/bin")}, Options{DiscoverTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alive := func() bool {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if strings.Contains(string(b), marker) && !strings.Contains(string(st), ") Z ") {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !alive() {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() { s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close waited on the daemon")
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for alive() {
+		if time.Now().After(deadline) {
+			t.Fatal("the server's daemon outlived it")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -12,35 +12,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// execFilter is the seccomp program: execve and execveat of this
-// architecture go to the listener, memfd_create is refused unless it asks
-// for a sealed non-executable file (Landlock does not govern the private
-// inodes memfds are, so an executable one would run any program's bytes),
-// and every other call is allowed. (A call through another ABI is not
-// reported; Landlock still decides whether it may execute, so only its
-// log line is lost.)
+// execFilter is the seccomp program:
+//   - a system call through another ABI (i386's int $0x80, x32) fails
+//     with ENOSYS: nothing a call runs needs one, and each would be a way
+//     around the rest of this filter;
+//   - execve and execveat go to the listener;
+//   - memfd_create is refused unless it asks for a sealed non-executable
+//     file (Landlock does not govern the private inodes memfds are, so an
+//     executable one would run any program's bytes);
+//   - every other call is allowed.
 func execFilter() []unix.SockFilter {
 	const (
 		ldAbs   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeqK    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jgeK    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 		jsetK   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 		retK    = unix.BPF_RET | unix.BPF_K
 		offNr   = 0 // struct seccomp_data: nr, arch, instruction pointer, args
 		offArch = 4
 		offArg1 = 24 // args[1], its low 32 bits on a little-endian machine
+		x32Bit  = 0x40000000
 	)
 	return []unix.SockFilter{
 		/* 0 */ {Code: ldAbs, K: offArch},
-		/* 1 */ {Code: jeqK, Jt: 0, Jf: 7, K: auditArch}, // another ABI: 9
-		/* 2 */ {Code: ldAbs, K: offNr},
-		/* 3 */ {Code: jeqK, Jt: 6, Jf: 0, K: uint32(unix.SYS_EXECVE)}, // 10
-		/* 4 */ {Code: jeqK, Jt: 5, Jf: 0, K: uint32(unix.SYS_EXECVEAT)}, // 10
-		/* 5 */ {Code: jeqK, Jt: 0, Jf: 3, K: uint32(unix.SYS_MEMFD_CREATE)}, // else 9
-		/* 6 */ {Code: ldAbs, K: offArg1},
-		/* 7 */ {Code: jsetK, Jt: 1, Jf: 0, K: unix.MFD_NOEXEC_SEAL}, // 9
-		/* 8 */ {Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
-		/* 9 */ {Code: retK, K: unix.SECCOMP_RET_ALLOW},
-		/* 10 */ {Code: retK, K: unix.SECCOMP_RET_USER_NOTIF},
+		/* 1 */ {Code: jeqK, Jt: 1, Jf: 0, K: auditArch}, // this ABI: 3
+		/* 2 */ {Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		/* 3 */ {Code: ldAbs, K: offNr},
+		/* 4 */ {Code: jgeK, Jt: 7, Jf: 0, K: x32Bit}, // x32: 12
+		/* 5 */ {Code: jeqK, Jt: 7, Jf: 0, K: uint32(unix.SYS_EXECVE)}, // 13
+		/* 6 */ {Code: jeqK, Jt: 6, Jf: 0, K: uint32(unix.SYS_EXECVEAT)}, // 13
+		/* 7 */ {Code: jeqK, Jt: 0, Jf: 3, K: uint32(unix.SYS_MEMFD_CREATE)}, // else 11
+		/* 8 */ {Code: ldAbs, K: offArg1},
+		/* 9 */ {Code: jsetK, Jt: 1, Jf: 0, K: unix.MFD_NOEXEC_SEAL}, // 11
+		/* 10 */ {Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		/* 11 */ {Code: retK, K: unix.SECCOMP_RET_ALLOW},
+		/* 12 */ {Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		/* 13 */ {Code: retK, K: unix.SECCOMP_RET_USER_NOTIF},
 	}
 }
 

@@ -39,6 +39,10 @@ func Command(spec *Spec, initPath string) *Cmd {
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 		GidMappingsEnableSetgroups: false,
 		Pdeathsig:                  syscall.SIGKILL,
+		// A session of its own: no controlling terminal, so no call reads
+		// what is typed at chock's, draws on it, or pushes input into it
+		// (TIOCSTI) for the shell that runs after chock.
+		Setsid: true,
 	}
 	return &Cmd{Cmd: c, spec: spec}
 }
