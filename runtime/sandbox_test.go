@@ -27,7 +27,7 @@ const attackPolicy = `.{
     .policy = .{
         .allow = .{ "exec.path.gh", "exec.path.git", "exec.path.cp", "exec.path.sh", "exec.path.env", "exec.path.xargs",
                     "exec.path.find", "exec.path.python3", "exec.path.true", "exec.path.cat", "exec.path.sleep", "exec.path.setsid",
-                    "exec.path.base64", "exec.path.ls", "secret.use.GITHUB_TOKEN" },
+                    "exec.path.base64", "exec.path.ls", "exec.path.mv", "exec.path.rm", "secret.use.GITHUB_TOKEN" },
         .deny = .{ "exec.path.curl" },
     },
     .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "exec.path.gh" } },
@@ -520,4 +520,43 @@ func TestNestedLogSaysWhatRan(t *testing.T) {
 		}
 	}
 	t.Fatal("no exec.nested event for the interpreter")
+}
+
+// TestOnlyWritableFoldersAreWritable: outside the working directory and
+// the scratch folders a call writes nothing, so it cannot move a folder
+// above a protected path or plant where a later session looks; the
+// policy's own files are read-only even inside a writable folder.
+func TestOnlyWritableFoldersAreWritable(t *testing.T) {
+	scratch, other := t.TempDir(), t.TempDir()
+	policy := filepath.Join(scratch, "chock.zon")
+	os.WriteFile(policy, []byte(attackPolicy), 0o644)
+	store := filepath.Join(other, "config")
+	os.MkdirAll(filepath.Join(store, "chock"), 0o700)
+	f := newFixtureWith(t, attackPolicy, values, nil, func(o *Options) {
+		o.Scratch = []string{scratch, o.TempDir} // TempDir: where file-bound secrets' mount points are
+		o.Protect = []string{policy}
+	})
+	for _, tc := range []struct {
+		script string
+		ok     bool
+	}{
+		{"echo x > " + filepath.Join(scratch, "w"), true},
+		{"echo x > " + filepath.Join(other, "w"), false},
+		{"mv " + store + " " + store + "2", false},
+		{"echo '.{}' > " + policy, false},
+		{"mv " + policy + " " + policy + ".old", false},
+		{"rm -f " + policy, false},
+		{"echo x > /dev/null", true},
+	} {
+		res, err := f.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", tc.script}, Dir: scratch}})
+		if err != nil || (res.ExitCode == 0) != tc.ok {
+			t.Errorf("%s: %v %+v, want ok=%v", tc.script, err, res, tc.ok)
+		}
+	}
+	if b, _ := os.ReadFile(policy); string(b) != attackPolicy {
+		t.Error("a call changed the policy file")
+	}
+	if _, err := os.Stat(store); err != nil {
+		t.Errorf("a call moved the store's folder: %v", err)
+	}
 }

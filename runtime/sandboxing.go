@@ -136,6 +136,11 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	case id != s.initID:
 		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the sandbox init %s is not the file the session started with, so no sandbox is made with it; the call was not run", s.initPath)}
 	}
+	// The file must still be the one the session resolved: a folder above
+	// it moved and another put in its place is not the program.
+	if id, err := sandbox.Identify(prog); err != nil || id != c.prog.File.ID {
+		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("%s is not the file exec.path.%s meant when the session started", prog, c.prog.Name)}
+	}
 	allow := append([]string{prog}, rights.files...)
 	interp, script, err := sandbox.Interpreter(prog)
 	if err != nil {
@@ -161,7 +166,7 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	if err != nil {
 		return nil, nil, err
 	}
-	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, ReadOnly: append(append([]string(nil), rights.dirs...), s.pinned...),
+	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, Writable: s.writable, ReadOnly: append(append([]string(nil), rights.dirs...), s.pinned...),
 		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
 	// What the kernel will let run, by identity: the log says what really
 	// happens (the ELF interpreter runs when exec'd by name, say), not only

@@ -71,6 +71,16 @@ type Options struct {
 	// SandboxInit is the binary that makes sandboxes (chock-sandbox beside
 	// this executable, else this executable, by default).
 	SandboxInit string
+	// Writable are folders calls may write besides the working directory
+	// and the temporary folders (--writable); everything else is
+	// read-only inside a call.
+	Writable []string
+	// Protect are the policy's own files (chock.zon, the org files, the
+	// bundle): read-only inside every call, wherever they are.
+	Protect []string
+	// Scratch are the temporary folders calls may write (TempDir, /tmp,
+	// /var/tmp and /dev/shm by default).
+	Scratch []string
 }
 
 // Session is one agent session: a policy, a credential store, a log.
@@ -99,9 +109,10 @@ type Session struct {
 	// replaced init is refused, not run.
 	initID sandbox.FileID
 	// hidden are the paths no call sees (the credential store, the logs,
-	// the keyring's bus), and pinned the directories of chock's own
-	// binaries, read-only in every call.
-	hidden, pinned []string
+	// the keyring's bus); pinned are read-only in every call (the folders
+	// of chock's own binaries, the policy's files); writable are the only
+	// folders a call may write.
+	hidden, pinned, writable []string
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -273,19 +284,40 @@ func (s *Session) secretFile(value string) (string, func(), error) {
 // the folders of chock and its init, so that no call can rewrite the
 // binary that makes the next call's sandbox.
 func (s *Session) guard(o Options) {
-	s.hidden = append(s.hidden, o.LogDir)
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	var hidden []string
+	hidden = append(hidden, o.LogDir)
 	if d, err := credstore.DefaultConfigDir(); err == nil {
-		s.hidden = append(s.hidden, d)
+		hidden = append(hidden, d)
 	}
 	if l, ok := o.Store.(credstore.Located); ok {
-		s.hidden = append(s.hidden, l.Locations()...)
+		hidden = append(hidden, l.Locations()...)
+	}
+	for _, h := range hidden {
+		if exists(h) {
+			s.hidden = append(s.hidden, h)
+		}
 	}
 	for _, p := range []string{s.initPath, "/proc/self/exe"} {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			s.pinned = append(s.pinned, filepath.Dir(real))
 		}
 	}
+	for _, p := range o.Protect {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			s.pinned = append(s.pinned, real)
+		}
+	}
 	s.initID, _ = sandbox.Identify(s.initPath)
+	if wd, err := os.Getwd(); err == nil {
+		s.writable = append(s.writable, wd)
+	}
+	scratch := o.Scratch
+	if scratch == nil {
+		scratch = []string{o.TempDir, "/tmp", "/var/tmp", "/dev/shm"}
+	}
+	s.writable = append(s.writable, scratch...)
+	s.writable = append(s.writable, o.Writable...)
 }
 
 // maskAll registers, before anything is logged of a call, the value of

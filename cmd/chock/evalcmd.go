@@ -34,6 +34,18 @@ type policyFlags struct {
 	flags *pflag.FlagSet
 }
 
+// files are the policy's own files as given (config, orgs, bundle): a
+// session keeps them read-only inside every call.
+func (p *policyFlags) files() []string {
+	var out []string
+	for _, f := range append(append([]string{p.config}, p.orgs...), p.bundle) {
+		if f != "" && f != "-" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // add adds --config, --org, --bundle and the verification flags.
 func (p *policyFlags) add(fs *pflag.FlagSet) {
 	p.flags = fs

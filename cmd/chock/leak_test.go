@@ -108,3 +108,20 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// TestFolderIDsSeeAReplacedFolder: a folder moved away and another made
+// in its place is told apart, so mcp serve does not read a policy a call
+// put there.
+func TestFolderIDsSeeAReplacedFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "policy")
+	os.Mkdir(dir, 0o755)
+	f := filepath.Join(dir, "chock.zon")
+	os.WriteFile(f, []byte(".{}"), 0o644)
+	before := folderIDs([]string{f})
+	os.Rename(dir, dir+".moved")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(f, []byte(".{}"), 0o644)
+	if after := folderIDs([]string{f}); len(after) != 1 || after[dir] == before[dir] {
+		t.Fatalf("the replaced folder looks the same: %v %v", before, after)
+	}
+}

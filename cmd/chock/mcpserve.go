@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	goio "io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/chockhq/chock/compile"
@@ -36,6 +39,7 @@ func newMCPServeCmd(io stdio) *cobra.Command {
 		pf              policyFlags
 		addr, ask       string
 		noSandbox       bool
+		writable        []string
 		discoverTimeout time.Duration
 		callTimeout     time.Duration
 	)
@@ -107,7 +111,8 @@ and printed once on stderr.`,
 				Engine: p.Engine, Config: p.Config, Sources: p.Sources,
 				NewSession: func(ctx context.Context, asker runtime.Asker) (*runtime.Session, error) {
 					return runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
-						MCP: runtime.MCPOptions{DiscoverTimeout: discoverTimeout, CallTimeout: callTimeout}, NoSandbox: noSandbox})
+						MCP: runtime.MCPOptions{DiscoverTimeout: discoverTimeout, CallTimeout: callTimeout}, NoSandbox: noSandbox,
+						Writable: writable, Protect: pf.files()})
 				},
 				Ask: mode, Prompter: prompter, Log: io.err, Version: moduleVersion(),
 			})
@@ -121,8 +126,21 @@ and printed once on stderr.`,
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			defer stopWatch()
 			if files := pf.watched(); len(files) > 0 {
+				// The folders the policy's files are in, as they are now: an
+				// edit is read only while each is the same folder (one a call
+				// moved away and replaced is not the user's).
+				start := folderIDs(pf.files())
 				go func() {
-					if err := gateway.Watch(watchCtx, files, func() { pf.reload(watchCtx, g, io) }, nil); err != nil {
+					reload := func() {
+						if now := folderIDs(pf.files()); !maps.Equal(now, start) {
+							why := "a folder of the policy's files is not the one chock mcp serve started with (moved or replaced), so the files now there are not read"
+							fmt.Fprintf(io.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
+							g.Kept(why)
+							return
+						}
+						pf.reload(watchCtx, g, io)
+					}
+					if err := gateway.Watch(watchCtx, files, reload, nil); err != nil {
 						fmt.Fprintf(io.err, "chock mcp serve: %v; edits of the policy are not followed\n", err)
 					}
 				}()
@@ -144,6 +162,7 @@ and printed once on stderr.`,
 	c.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
 	c.Flags().StringVar(&ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
 	c.Flags().BoolVar(&noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); each session's log records it")
+	c.Flags().StringArrayVar(&writable, "writable", nil, "let exec calls write `DIR` too (repeatable); besides it only the working directory and the temporary folders are writable inside a call")
 	c.Flags().DurationVar(&discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
 	c.Flags().DurationVar(&callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
 	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"elicit", "prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
@@ -220,6 +239,19 @@ func (p *policyFlags) watched() []string {
 // reload reads the policy's files again and swaps it in when it still
 // lints clean (or, for a bundle, verifies and prepares); otherwise the
 // running policy stays, and why goes to stderr and every session's log.
+// folderIDs are the device and inode of the folder of each file.
+func folderIDs(files []string) map[string][2]uint64 {
+	out := map[string][2]uint64{}
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		var st syscall.Stat_t
+		if syscall.Stat(dir, &st) == nil {
+			out[dir] = [2]uint64{uint64(st.Dev), st.Ino}
+		}
+	}
+	return out
+}
+
 func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, io stdio) {
 	kept := func(why string) {
 		fmt.Fprintf(io.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)

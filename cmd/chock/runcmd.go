@@ -27,6 +27,7 @@ type sessionFlags struct {
 	discoverTimeout time.Duration
 	callTimeout     time.Duration
 	noSandbox       bool
+	writable        []string
 }
 
 // add adds the policy flags, --ask and the MCP budgets.
@@ -36,6 +37,7 @@ func (f *sessionFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
 	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
 	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); the session log records it")
+	fs.StringArrayVar(&f.writable, "writable", nil, "let exec calls write `DIR` too (repeatable); besides it only the working directory and the temporary folders are writable inside a call")
 }
 
 // open loads the policy and opens a session under it.
@@ -74,7 +76,8 @@ func (f *sessionFlags) open(ctx context.Context, io stdio) (*runtime.Session, *l
 		return nil, nil, failed(exitFailed, err)
 	}
 	s, err := runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
-		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}, NoSandbox: f.noSandbox})
+		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}, NoSandbox: f.noSandbox,
+		Writable: f.writable, Protect: f.files()})
 	if err != nil {
 		return nil, nil, failed(exitFailed, err)
 	}

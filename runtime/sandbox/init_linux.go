@@ -56,8 +56,19 @@ func runInit() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return &Error{Step: "making mounts private", Err: err}
 	}
+	// Everything read-only, then the writable folders rw again, then the
+	// protected paths read-only over those.
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(-1, "/", unix.AT_RECURSIVE, &ro); err != nil {
+		return &Error{Step: "making the file system read-only", Err: err}
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return &Error{Step: "mounting /proc", Err: err}
+	}
+	for _, d := range spec.Writable {
+		if err := bindWritable(d); err != nil {
+			return &Error{Step: "mounting " + d + " writable", Err: err}
+		}
 	}
 	for _, d := range spec.ReadOnly {
 		if err := bindReadOnly(d); err != nil {
@@ -120,7 +131,7 @@ func readSpec() (*Spec, error) {
 func bindReadOnly(dir string) error {
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		if err == unix.ENOENT {
-			return nil // a PATH entry that is not there holds nothing to plant over
+			return fmt.Errorf("it is gone since the session started (moved by an earlier call?): %w", err)
 		}
 		return err
 	}
@@ -140,13 +151,33 @@ func bindReadOnly(dir string) error {
 	return unix.Mount("", dir, "", flags, "")
 }
 
+// bindWritable makes dir (and the mounts under it) writable again under
+// the read-only root: a bind mount of its own, read-only cleared. A
+// folder that is not there is left out (a temporary folder a host does
+// not have).
+func bindWritable(dir string) error {
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err == unix.ENOENT {
+			return nil
+		}
+		return err
+	}
+	rw := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(-1, dir, unix.AT_RECURSIVE, &rw); err != nil {
+		// A mount under it that the kernel keeps read-only stays so.
+		return unix.MountSetattr(-1, dir, 0, &rw)
+	}
+	return nil
+}
+
 // hide covers path: a directory with an empty read-only tmpfs, a file or
-// socket with /dev/null. A path that is not there needs no cover.
+// socket with /dev/null. It must still be there: one gone since the
+// session started refuses the call.
 func hide(path string) error {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		if err == unix.ENOENT || err == unix.ENOTDIR {
-			return nil
+			return fmt.Errorf("it is gone since the session started (moved by an earlier call?): %w", err)
 		}
 		return err
 	}

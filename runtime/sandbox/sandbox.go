@@ -31,7 +31,15 @@ type Spec struct {
 	Env  []string `json:"env"`
 	// Dir is the working directory ("" keeps chock's).
 	Dir string `json:"dir,omitempty"`
-	// ReadOnly are the directories bind-mounted read-only inside.
+	// Writable are the only directories a call may write (the project,
+	// the temporary folders, what --writable adds): everything else is
+	// mounted read-only, so no call renames a folder above a protected one
+	// or plants a file where a later session looks.
+	Writable []string `json:"writable"`
+	// ReadOnly are the directories and files bind-mounted read-only inside
+	// (over the writable ones too): program folders, chock's own, the
+	// policy's files. Each must still be there: one gone since the session
+	// started refuses the call.
 	ReadOnly []string `json:"read_only"`
 	// Hide are paths covered inside: a directory by an empty read-only
 	// tmpfs, anything else by /dev/null (the credential store, the

@@ -59,7 +59,7 @@ func interp(t *testing.T, path string) []string {
 func TestRunsAsPid1(t *testing.T) {
 	sh, _ := Identify("/bin/sh")
 	_ = sh
-	out, code, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", "echo $$; echo hi > /usr/bin/chock-planted; echo rc=$?"}, Exec: interp(t, "/usr/bin/dash"), ReadOnly: []string{"/usr/bin"}, Notify: true})
+	out, code, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", "echo $$; echo hi > /usr/bin/chock-planted; echo rc=$?"}, Exec: interp(t, "/usr/bin/dash"), ReadOnly: []string{"/usr/bin"}, Writable: []string{"/tmp"}, Notify: true})
 	if code != 0 || !strings.HasPrefix(out, "1\n") || !strings.Contains(out, "rc=2") {
 		t.Fatalf("code %d out %q", code, out)
 	}
@@ -99,7 +99,7 @@ func TestSetsidChildDies(t *testing.T) {
 func TestMountsCannotBeUndone(t *testing.T) {
 	allow := append(interp(t, "/usr/bin/dash"), "/usr/bin/umount", "/usr/bin/mount")
 	script := "umount -l /usr/bin; echo umount=$?; mount -o remount,bind,rw /usr/bin; echo remount=$?; touch /usr/bin/chock-rw-test; echo touch=$?"
-	out, _, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", script}, Exec: allow, ReadOnly: []string{"/usr/bin"}, Notify: true})
+	out, _, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", script}, Exec: allow, ReadOnly: []string{"/usr/bin"}, Writable: []string{"/tmp"}, Notify: true})
 	os.Remove("/usr/bin/chock-rw-test")
 	for _, want := range []string{"umount=32", "remount=32", "touch=1"} {
 		if !strings.Contains(out, want) {
