@@ -560,3 +560,13 @@ func TestOnlyWritableFoldersAreWritable(t *testing.T) {
 		t.Errorf("a call moved the store's folder: %v", err)
 	}
 }
+
+func TestOutermost(t *testing.T) {
+	a := t.TempDir()
+	b := filepath.Join(a, "b")
+	os.Mkdir(b, 0o755)
+	got := outermost([]string{b, a, a, "/nonexistent", b})
+	if len(got) != 1 || got[0] != a {
+		t.Fatalf("outermost: %v", got)
+	}
+}

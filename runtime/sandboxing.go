@@ -166,7 +166,7 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	if err != nil {
 		return nil, nil, err
 	}
-	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, Writable: s.writable, ReadOnly: append(append([]string(nil), rights.dirs...), s.pinned...),
+	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
 		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
 	// What the kernel will let run, by identity: the log says what really
 	// happens (the ELF interpreter runs when exec'd by name, say), not only

@@ -318,6 +318,61 @@ func (s *Session) guard(o Options) {
 	}
 	s.writable = append(s.writable, scratch...)
 	s.writable = append(s.writable, o.Writable...)
+	s.writable = outermost(s.writable)
+}
+
+// outermost keeps of dirs those that exist, where they really are, and
+// that no other one holds: a folder inside a writable one is writable
+// already (one mount fewer for every call).
+func outermost(dirs []string) []string {
+	var real []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if r, err := filepath.EvalSymlinks(d); err == nil && !seen[r] {
+			if st, err := os.Stat(r); err == nil && st.IsDir() {
+				seen[r] = true
+				real = append(real, r)
+			}
+		}
+	}
+	var out []string
+	for _, d := range real {
+		inside := false
+		for _, e := range real {
+			if e != d && within(d, e) {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// within says whether path p is dir or under it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// underWritable keeps of paths those inside a writable folder: the rest
+// are read-only already, under the read-only root.
+func (s *Session) underWritable(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			real = p
+		}
+		for _, w := range s.writable {
+			if within(real, w) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // maskAll registers, before anything is logged of a call, the value of

@@ -126,8 +126,9 @@ func readSpec() (*Spec, error) {
 	return &s, nil
 }
 
-// bindReadOnly bind-mounts dir onto itself and makes that mount read-only,
-// keeping the flags the kernel locks (nosuid, nodev, noexec) as they were.
+// bindReadOnly bind-mounts dir (or a file) onto itself and makes that
+// mount, and those under it, read-only (mount_setattr changes only that
+// flag, so the ones the kernel locks stay as they were).
 func bindReadOnly(dir string) error {
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		if err == unix.ENOENT {
@@ -135,20 +136,8 @@ func bindReadOnly(dir string) error {
 		}
 		return err
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return err
-	}
-	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
-	for _, f := range []struct{ st, ms int64 }{
-		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
-		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-	} {
-		if st.Flags&f.st != 0 {
-			flags |= uintptr(f.ms)
-		}
-	}
-	return unix.Mount("", dir, "", flags, "")
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	return unix.MountSetattr(-1, dir, unix.AT_RECURSIVE, &ro)
 }
 
 // bindWritable makes dir (and the mounts under it) writable again under
@@ -156,13 +145,21 @@ func bindReadOnly(dir string) error {
 // folder that is not there is left out (a temporary folder a host does
 // not have).
 func bindWritable(dir string) error {
+	rw := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, dir, 0, 0, &stx) == nil && stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+		// A mount of its own (/dev/shm, a tmpfs /tmp): clear read-only on
+		// it and what it holds, no bind needed.
+		if unix.MountSetattr(-1, dir, unix.AT_RECURSIVE, &rw) == nil {
+			return nil
+		}
+	}
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		if err == unix.ENOENT {
 			return nil
 		}
 		return err
 	}
-	rw := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(-1, dir, unix.AT_RECURSIVE, &rw); err != nil {
 		// A mount under it that the kernel keeps read-only stays so.
 		return unix.MountSetattr(-1, dir, 0, &rw)
