@@ -204,7 +204,7 @@ func (o *Output) Bundle(key *Key) (*bundle.Bundle, error) {
 			RegoVersion: &v1,
 			Metadata:    map[string]any{"chock": map[string]any{"kind": o.Kind}},
 		},
-		Data:    o.Data,
+		Data:    o.Data(),
 		Modules: mods,
 	}
 	if key != nil {

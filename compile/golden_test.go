@@ -38,7 +38,7 @@ func TestGoldenRego(t *testing.T) {
 			for path, src := range out.Modules {
 				files[path] = []byte(src)
 			}
-			data, _ := json.MarshalIndent(out.Data, "", "  ")
+			data, _ := json.MarshalIndent(out.Data(), "", "  ")
 			files["data.json"] = append(data, '\n')
 			dir := filepath.Join("..", "testdata", "compile", p.name)
 			if update {
@@ -102,18 +102,19 @@ func TestMetaFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := MetaOf(out.Data); err != nil {
+	data := out.Data()
+	if _, err := MetaOf(data); err != nil {
 		t.Fatalf("this chock's own: %v", err)
 	}
-	meta := out.Data["chock"].(map[string]any)["meta"].(map[string]any)
-	for _, f := range []any{nil, 1, 3} {
+	meta := data["chock"].(map[string]any)["meta"].(map[string]any)
+	for _, f := range []any{nil, 1, 2, 4} {
 		if f == nil {
 			delete(meta, "format")
 		} else {
 			meta["format"] = f
 		}
 		var fe *FormatError
-		if _, err := MetaOf(out.Data); !errors.As(err, &fe) || !strings.Contains(err.Error(), "compile it again") {
+		if _, err := MetaOf(data); !errors.As(err, &fe) || !strings.Contains(err.Error(), "compile it again") {
 			t.Errorf("format %v: %v", f, err)
 		}
 	}

@@ -4,23 +4,22 @@ package chock.layer.org1
 
 import rego.v1
 
-default_result := {"layer": "org", "name": "acme", "decision": "allow", "default": true, "rule": null}
+# result is the layer's part in data.chock.decision: the deciding rule,
+# as data.chock.meta records it, or the layer's default.
+result := {"layer": "org", "name": "acme", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[1].rules[min(matched) % 3]
+} else := {"layer": "org", "name": "acme", "decision": "allow", "default": true, "rule": null}
 
-default_rank := 2
-
-# out is [rank, result] of the most specific matching rule: the smallest
-# element of matched, [key, rank, order], where key orders by specificity
-# and rank makes deny beat ask beat allow on identical patterns. With no
-# match, the layer's default.
-out := [best[1], data.chock.results.org1[best[2]]] if {
-	best := min(matched)
-} else := [default_rank, default_result]
-
-# matched always has a definition, so a layer without rules compiles.
+# matched holds a number for every rule that matches the action: its
+# quotient by the number of rules (3) orders the rules by specificity,
+# deny before ask before allow on identical patterns, and its remainder is
+# the rule's place in data.chock.meta.layers[1].rules. The smallest
+# decides. matched always has a definition, so a layer without rules
+# compiles.
 matched contains m if some m in set()
 
-matched contains ["0009", 0, 0] if input.action == "exec.path.curl"
+matched contains 0 if input.action == "exec.path.curl"
 
-matched contains ["0009", 0, 1] if input.action == "exec.path.wget"
+matched contains 1 if input.action == "exec.path.wget"
 
-matched contains ["0009", 1, 2] if input.action == "secret.use.DEPLOY_KEY"
+matched contains 5 if input.action == "secret.use.DEPLOY_KEY"

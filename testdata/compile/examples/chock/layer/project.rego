@@ -4,35 +4,34 @@ package chock.layer.project
 
 import rego.v1
 
-default_result := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null, "default_span": {"file": "examples/chock.zon", "start": {"line": 5, "col": 20, "offset": 184}, "end": {"line": 5, "col": 25, "offset": 189}}}
+# result is the layer's part in data.chock.decision: the deciding rule,
+# as data.chock.meta records it, or the layer's default.
+result := {"layer": "project", "name": "project", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[0].rules[min(matched) % 9]
+} else := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null, "default_span": {"file": "examples/chock.zon", "start": {"line": 5, "col": 20, "offset": 184}, "end": {"line": 5, "col": 25, "offset": 189}}}
 
-default_rank := 0
-
-# out is [rank, result] of the most specific matching rule: the smallest
-# element of matched, [key, rank, order], where key orders by specificity
-# and rank makes deny beat ask beat allow on identical patterns. With no
-# match, the layer's default.
-out := [best[1], data.chock.results.project[best[2]]] if {
-	best := min(matched)
-} else := [default_rank, default_result]
-
-# matched always has a definition, so a layer without rules compiles.
+# matched holds a number for every rule that matches the action: its
+# quotient by the number of rules (9) orders the rules by specificity,
+# deny before ask before allow on identical patterns, and its remainder is
+# the rule's place in data.chock.meta.layers[0].rules. The smallest
+# decides. matched always has a definition, so a layer without rules
+# compiles.
 matched contains m if some m in set()
 
-matched contains ["0009", 2, 0] if input.action == "exec.path.gh"
+matched contains 45 if input.action == "exec.path.gh"
 
-matched contains ["0009", 2, 1] if input.action == "exec.path.git"
+matched contains 46 if input.action == "exec.path.git"
 
-matched contains ["0009", 2, 2] if input.action == "secret.use.GITHUB_TOKEN"
+matched contains 47 if input.action == "secret.use.GITHUB_TOKEN"
 
-matched contains ["0009", 2, 3] if input.action == "secret.use.NOTION_TOKEN"
+matched contains 48 if input.action == "secret.use.NOTION_TOKEN"
 
-matched contains ["00029", 2, 4] if startswith(input.action, "mcp.time.tool.")
+matched contains 31 if startswith(input.action, "mcp.time.tool.")
 
-matched contains ["0009", 1, 5] if input.action == "secret.use.DEPLOY_KEY"
+matched contains 41 if input.action == "secret.use.DEPLOY_KEY"
 
-matched contains ["00009", 0, 6] if input.action == "mcp.time.tool.convert_time"
+matched contains 15 if input.action == "mcp.time.tool.convert_time"
 
-matched contains ["0000029", 2, 7] if startswith(input.action, "mcp.notion.host.com.notion.")
+matched contains 7 if startswith(input.action, "mcp.notion.host.com.notion.")
 
-matched contains ["00009", 2, 8] if input.action == "mcp.notion.tool.search"
+matched contains 26 if input.action == "mcp.notion.tool.search"

@@ -4,21 +4,20 @@ package chock.layer.org2
 
 import rego.v1
 
-default_result := {"layer": "org", "name": "strict", "decision": "ask", "default": true, "rule": null, "default_span": {"file": "org2.zon", "start": {"line": 1, "col": 46, "offset": 45}, "end": {"line": 1, "col": 50, "offset": 49}}}
+# result is the layer's part in data.chock.decision: the deciding rule,
+# as data.chock.meta records it, or the layer's default.
+result := {"layer": "org", "name": "strict", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[2].rules[min(matched) % 2]
+} else := {"layer": "org", "name": "strict", "decision": "ask", "default": true, "rule": null, "default_span": {"file": "org2.zon", "start": {"line": 1, "col": 46, "offset": 45}, "end": {"line": 1, "col": 50, "offset": 49}}}
 
-default_rank := 1
-
-# out is [rank, result] of the most specific matching rule: the smallest
-# element of matched, [key, rank, order], where key orders by specificity
-# and rank makes deny beat ask beat allow on identical patterns. With no
-# match, the layer's default.
-out := [best[1], data.chock.results.org2[best[2]]] if {
-	best := min(matched)
-} else := [default_rank, default_result]
-
-# matched always has a definition, so a layer without rules compiles.
+# matched holds a number for every rule that matches the action: its
+# quotient by the number of rules (2) orders the rules by specificity,
+# deny before ask before allow on identical patterns, and its remainder is
+# the rule's place in data.chock.meta.layers[2].rules. The smallest
+# decides. matched always has a definition, so a layer without rules
+# compiles.
 matched contains m if some m in set()
 
-matched contains ["029", 2, 0] if startswith(input.action, "secret.")
+matched contains 2 if startswith(input.action, "secret.")
 
-matched contains ["0029", 2, 1] if startswith(input.action, "mcp.notion.")
+matched contains 1 if startswith(input.action, "mcp.notion.")

@@ -4,162 +4,56 @@ package chock.layer.project
 
 import rego.v1
 
-default_result := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null}
+# result is the layer's part in data.chock.decision: the deciding rule,
+# as data.chock.meta records it, or the layer's default.
+result := {"layer": "project", "name": "project", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[0].rules[min(matched) % 14]
+} else := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null}
 
-default_rank := 0
-
-# out is [rank, result] of the most specific matching rule: the smallest
-# element of matched, [key, rank, order], where key orders by specificity
-# and rank makes deny beat ask beat allow on identical patterns. With no
-# match, the layer's default.
-out := [best[1], data.chock.results.project[best[2]]] if {
-	best := min(matched)
-} else := [default_rank, default_result]
-
-# matched always has a definition, so a layer without rules compiles.
+# matched holds a number for every rule that matches the action: its
+# quotient by the number of rules (14) orders the rules by specificity,
+# deny before ask before allow on identical patterns, and its remainder is
+# the rule's place in data.chock.meta.layers[0].rules. The smallest
+# decides. matched always has a definition, so a layer without rules
+# compiles.
 matched contains m if some m in set()
 
-matched contains ["0029", 2, 0] if startswith(input.action, "secret.use.")
+matched contains 70 if startswith(input.action, "secret.use.")
 
-matched contains ["0009", 2, 1] if input.action == "exec.path.gh"
+matched contains 43 if input.action == "exec.path.gh"
 
-matched contains ["029", 2, 2] if startswith(input.action, "exec.")
+matched contains 128 if startswith(input.action, "exec.")
 
-matched contains ["01009", 2, 3] if glob.match("mcp.*.tool.search", ["."], input.action)
+matched contains 87 if glob.match("mcp.*.tool.search", ["."], input.action)
 
-matched contains ["0029", 2, 4] if startswith(input.action, "mcp.notion.")
+matched contains 74 if startswith(input.action, "mcp.notion.")
 
-matched contains ["0009", 1, 5] if input.action == "secret.use.DEPLOY_KEY"
+matched contains 33 if input.action == "secret.use.DEPLOY_KEY"
 
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["01029", 1, 6] if glob.match("mcp.*.tool.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["0009", 1, 7] if input.action == "exec.path.gh"
-
-matched contains ["0009", 0, 8] if input.action == "exec.path.curl"
-
-matched contains ["01109", 0, 9] if glob.match("mcp.*.*.x", ["."], input.action)
-
-matched contains ["0000029", 2, 10] if startswith(input.action, "mcp.notion.host.com.notion.")
-
-matched contains ["0009", 2, 11] if input.action == "net.fetch.[::1]"
-
-matched contains ["001029", 1, 12] if {
-	startswith(input.action, "net.fetch.")
-	data.chock.segments_match(["net", "fetch", "*", "[::1]", "*"], data.chock.segments, true)
+matched contains 104 if {
+	input.segments[0] == "mcp"
+	input.segments[2] == "tool"
+	input.segments[3]
 }
 
-matched contains ["1029", 1, 13] if glob.match("*.path.*", ["."], input.action)
+matched contains 35 if input.action == "exec.path.gh"
 
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*", ["."], input.action)
+matched contains 22 if input.action == "exec.path.curl"
 
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*", ["."], input.action)
+matched contains 121 if glob.match("mcp.*.*.x", ["."], input.action)
 
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*", ["."], input.action)
+matched contains 10 if startswith(input.action, "mcp.notion.host.com.notion.")
 
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*", ["."], input.action)
+matched contains 53 if input.action == "net.fetch.[::1]"
 
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*", ["."], input.action)
+matched contains 68 if {
+	input.segments[0] == "net"
+	input.segments[1] == "fetch"
+	input.segments[3] == "[::1]"
+	input.segments[4]
+}
 
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
-
-matched contains ["1029", 1, 13] if glob.match("*.path.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*", ["."], input.action)
+matched contains 153 if {
+	input.segments[1] == "path"
+	input.segments[2]
+}
