@@ -4,60 +4,19 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/compile/native"
+	"github.com/chockhq/chock/internal/benchgen"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 )
 
-// genPolicy makes a project policy of n rules: literal programs, tools of
-// many servers, host prefixes and tool wildcards, in equal parts.
-func genPolicy(n int) string {
-	var b strings.Builder
-	b.WriteString(".{ .policy = .{ .rules = .{\n")
-	decisions := []string{"allow", "ask", "deny"}
-	for i := 0; i < n; i++ {
-		var pat string
-		switch i % 4 {
-		case 0:
-			pat = fmt.Sprintf("exec.path.tool%d", i)
-		case 1:
-			pat = fmt.Sprintf("mcp.server%d.tool.op%d", i%40, i)
-		case 2:
-			pat = fmt.Sprintf("net.fetch.com.example%d.*", i)
-		default:
-			pat = fmt.Sprintf("mcp.*.tool.op%d", i)
-		}
-		fmt.Fprintf(&b, "    .{ .action = %q, .decision = .%s },\n", pat, decisions[i%3])
-	}
-	b.WriteString("} } }\n")
-	return b.String()
-}
+func genPolicy(n int) string { return benchgen.Policy(n) }
 
-// benchActions is a fixed workload: exact hits, wildcard hits and misses.
-func benchActions(n int) []string {
-	var out []string
-	for i := 0; i < 200; i++ {
-		k := (i * 7919) % n
-		switch i % 5 {
-		case 0:
-			out = append(out, fmt.Sprintf("exec.path.tool%d", k-k%4))
-		case 1:
-			out = append(out, fmt.Sprintf("mcp.server%d.tool.op%d", (k-k%4+1)%40, k-k%4+1))
-		case 2:
-			out = append(out, fmt.Sprintf("net.fetch.com.example%d.www", k-k%4+2))
-		case 3:
-			out = append(out, fmt.Sprintf("mcp.s%d.tool.op%d", i, k-k%4+3))
-		default:
-			out = append(out, fmt.Sprintf("exec.path.missing%d", i))
-		}
-	}
-	return out
-}
+func benchActions(n int) []string { return benchgen.Actions(n) }
 
 func compileGen(b *testing.B, n int) (Input, *Output) {
 	c, ds := config.Load("gen.zon", []byte(genPolicy(n)))

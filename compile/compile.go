@@ -98,8 +98,8 @@ func Compile(in Input) (*Output, error) {
 	if in.Config == nil {
 		out.Kind = "org"
 	}
-	segments := policySegments(ls)
-	main := mainModule(ls, segments)
+	segments, st := policySegments(ls), stride(ls)
+	main := mainModule(ls, segments, st)
 	if in.Config != nil {
 		main += secretsEntry
 		out.Modules[SecretsModule] = secretsModule(in.Config)
@@ -116,14 +116,14 @@ func Compile(in Input) (*Output, error) {
 	}
 	for _, l := range ls {
 		path := "chock/layer/" + l.pkg + ".rego"
-		src, m, err := layerModule(l, path)
+		src, m, err := layerModule(l, path, st)
 		if err != nil {
 			return nil, fmt.Errorf("chock generated Rego that does not parse (a bug in chock): %w", err)
 		}
 		out.Modules[path], out.Parsed[path] = src, m
 	}
 	m := meta(out.Kind, ls, in.Config)
-	m.Segments = segments
+	m.Segments, m.Stride = segments, st
 	out.Meta = &m
 	out.data = sync.OnceValue(func() map[string]any {
 		return plain(map[string]any{"chock": map[string]any{"meta": out.Meta}})
@@ -203,6 +203,9 @@ type Meta struct {
 	// Segments says some rule is matched on input.segments, the action's
 	// segments, which data.chock.core then needs beside input.action.
 	Segments bool `json:"segments,omitempty"`
+	// Stride is how far apart the layers' numbers in data.chock.core are:
+	// layer i's are from i*Stride on, below (i+1)*Stride.
+	Stride int64 `json:"stride"`
 }
 
 // LayerMeta is one layer and its rules.

@@ -111,25 +111,30 @@ decision := {"action": input.action, "phase": input.phase, "decision": "deny", "
 }
 
 // TestCoreContract: a bundle whose data.chock.core answers outside its
-// contract (a set of rule numbers the layer's rules can have, for each
-// layer) is refused when it is loaded.
+// contract (a set of numbers the bundle's rules can have) is refused when
+// it is loaded.
 func TestCoreContract(t *testing.T) {
 	for _, c := range []struct{ name, core, want string }{
 		{"undefined", `core := 1 if false`, `data.chock.core gives no answer for "chock.probe"`},
-		{"not an array", `core := "x"`, `data.chock.core answers "x"`},
-		{"a layer too few", `core := []`, `not a set of rule numbers for each of the bundle's 1 layers`},
-		{"not a set", `core := [7]`, `layer 0: data.chock.core answers 7, not a set of rule numbers`},
-		{"not a number", `core := [{"x"}]`, `layer 0: data.chock.core answers "x", not a rule number`},
-		{"a negative number", `core := [{-1}]`, `answers -1, not a rule number`},
-		{"a fraction", `core := [{0.5}]`, `answers 0.5, not a rule number`},
-		{"a number no rule has", `core := [{1}]`, `rule number 1, where the bundle records 1 rules`},
+		{"not a set", `core := 7`, `data.chock.core answers 7, not a set of rule numbers`},
+		{"not a number", `core contains "x"`, `data.chock.core answers "x", not a rule number`},
+		{"a negative number", `core contains -1`, `answers -1, not a rule number`},
+		{"a fraction", `core contains 0.5`, `answers 0.5, not a rule number`},
+		{"a number no rule has", `core contains 1`, `rule number 1, where layer 0 records 1 rules`},
+		{"a number in no layer", `core contains 10`, `rule number 10 is in no layer of the bundle's 1`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := withMain(t, func(main string) string {
-				start := strings.Index(main, "\ncore := [")
-				end := start + 1 + strings.Index(main[start+1:], "\n")
-				return main[:start] + "\n" + c.core + main[end:]
-			})
+			b := withMain(t, func(main string) string { return main })
+			src := "package chock\n\nimport rego.v1\n\n" + c.core + "\n"
+			m, err := ast.ParseModuleWithOpts("/chock/layer/project.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range b.Modules {
+				if b.Modules[i].Path == "/chock/layer/project.rego" {
+					b.Modules[i].Raw, b.Modules[i].Parsed = []byte(src), m
+				}
+			}
 			if _, err := New(context.Background(), b); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want ErrContract with %q", err, c.want)
 			}

@@ -383,49 +383,52 @@ func (p *prepared) coreInput(a string, n int) ast.Value {
 }
 
 // fill types one answer of data.chock.core, checking it against the
-// contract (one set of rule numbers per layer the bundle records, each a
-// number the layer's rules can have), and works the decision out: per
-// layer the smallest number's rule (its remainder by the layer's number
-// of rules is the rule's place), or the default; the most restrictive of
-// the layers; the first org at it, when it is below the project's; at
-// start, ask read as deny.
+// contract (a set of numbers the bundle's rules can have), and works the
+// decision out: per layer, the rule of its smallest number (a number's
+// quotient by meta's stride is its layer; its remainder's by the layer's
+// number of rules, the rule's place), or the default; the most
+// restrictive of the layers; the first org at it, when it is below the
+// project's; at start, ask read as deny.
 func (p *prepared) fill(v any, a string, phase config.Phase) (*Decision, error) {
-	sets, ok := v.([]any)
-	if !ok || len(sets) != len(p.meta.Layers) {
-		return nil, contractErr("data.chock.core answers %s, not a set of rule numbers for each of the bundle's %d layers", describe(v), len(p.meta.Layers))
+	nums, ok := v.([]any)
+	if !ok {
+		return nil, contractErr("data.chock.core answers %s, not a set of rule numbers", describe(v))
 	}
-	d := &Decision{Action: a, Phase: phase, Layers: make([]Layer, len(sets))}
+	layers := p.meta.Layers
+	best := make([]int64, len(layers))
+	for i := range best {
+		best[i] = -1
+	}
+	stride := p.meta.Stride
+	for _, x := range nums {
+		k, ok := ruleNumber(x)
+		if !ok || stride <= 0 {
+			return nil, contractErr("data.chock.core answers %s, not a rule number", describe(x))
+		}
+		i, k := k/stride, k%stride
+		if i >= int64(len(layers)) {
+			return nil, contractErr("rule number %s is in no layer of the bundle's %d", describe(x), len(layers))
+		}
+		if n := int64(len(layers[i].Rules)); k/max(n, 1) >= n {
+			return nil, contractErr("rule number %s, where layer %d records %d rules", describe(x), i, n)
+		}
+		if best[i] < 0 || k < best[i] {
+			best[i] = k
+		}
+	}
+	d := &Decision{Action: a, Phase: phase, Layers: make([]Layer, len(layers))}
 	eff := config.Allow
-	for i, s := range sets {
-		lm := &p.meta.Layers[i]
-		nums, ok := s.([]any)
-		if !ok {
-			return nil, contractErr("layer %d: data.chock.core answers %s, not a set of rule numbers", i, describe(s))
-		}
-		best := int64(-1)
-		for _, x := range nums {
-			k, ok := ruleNumber(x)
-			if !ok {
-				return nil, contractErr("layer %d: data.chock.core answers %s, not a rule number", i, describe(x))
-			}
-			if best < 0 || k < best {
-				best = k
-			}
-		}
-		l := &d.Layers[i]
+	for i := range layers {
+		lm, l := &layers[i], &d.Layers[i]
 		l.Layer, l.Name = lm.Kind, lm.Name
-		if best < 0 {
+		if best[i] < 0 {
 			l.Decision, l.Default = lm.Default.Value, true
 			if lm.Default.Set {
 				sp := lm.Default.Span
 				l.DefaultSpan = &sp
 			}
 		} else {
-			n := int64(len(lm.Rules))
-			if n == 0 || best/n >= n {
-				return nil, contractErr("layer %d: rule number %d, where the bundle records %d rules", i, best, n)
-			}
-			r := lm.Rules[best%n]
+			r := lm.Rules[best[i]%int64(len(lm.Rules))]
 			l.Decision, l.Rule = r.Decision, &r
 		}
 		eff = min(eff, l.Decision)

@@ -6,7 +6,9 @@
 # decision is the most restrictive of all layers; at start ask reads as deny.
 #
 # data.chock.core, input {"action": "..."}: what chock's own
-# engine asks, the same decision in small numbers (see core below).
+# engine asks, for an action it checked itself: the numbers of the rules
+# that match it, in every layer (see the layer modules), from which
+# data.chock.meta gives the decision.
 #
 # data.chock.secrets, input {"action": "exec.path.gh"} or {"server": "notion"}:
 # the secrets offered to that call or server, before any secret.use decision.
@@ -76,12 +78,17 @@ segment_ok("*", _)
 
 segment_ok(p, s) if p == s
 
-# core is, per layer in the order of data.chock.meta.layers, the numbers
-# of the rules that match input.action, a well-formed action (its asker
-# checks it). The smallest number of a layer decides it,
-# and its remainder by the layer's number of rules is the deciding rule's
-# place in data.chock.meta.layers[i].rules; none: the layer's default.
-core := [data.chock.layer.project.matched, data.chock.layer.org1.matched]
+# layer_0 is layer 0's part in data.chock.decision, given core: the
+# rule of its smallest number, as data.chock.meta records it, or its default.
+layer_0(nums) := {"layer": "project", "name": "project", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[0].rules[min({x | some x in nums; x < 100}) % 9]
+} else := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null, "default_span": {"file": "examples/chock.zon", "start": {"line": 5, "col": 20, "offset": 184}, "end": {"line": 5, "col": 25, "offset": 189}}}
+
+# layer_1 is layer 1's part in data.chock.decision, given core: the
+# rule of its smallest number, as data.chock.meta records it, or its default.
+layer_1(nums) := {"layer": "org", "name": "acme", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[1].rules[(min({x | some x in nums; x >= 100; x < 200}) - 100) % 3]
+} else := {"layer": "org", "name": "acme", "decision": "allow", "default": true, "rule": null}
 
 decision := {
 	"action": input.action,
@@ -93,8 +100,9 @@ decision := {
 } if {
 	input_ok
 	phase := object.get(input, "phase", "loop")
-	l0 := data.chock.layer.project.result
-	l1 := data.chock.layer.org1.result
+	nums := core
+	l0 := layer_0(nums)
+	l1 := layer_1(nums)
 	eff := min([rank[l0.decision], rank[l1.decision]])
 	caps := [x[1] | some x in [[rank[l1.decision], "acme"]]; x[0] == eff; eff < rank[l0.decision]]
 	capped := array.concat(caps, [null])[0]
