@@ -126,7 +126,7 @@ func Compile(in Input) (*Output, error) {
 	m.Segments, m.Stride = segments, st
 	out.Meta = &m
 	out.data = sync.OnceValue(func() map[string]any {
-		return plain(map[string]any{"chock": map[string]any{"meta": out.Meta}})
+		return map[string]any{"chock": map[string]any{"meta": metaData(out.Meta)}}
 	})
 	if err := out.check(); err != nil {
 		return nil, err
@@ -255,32 +255,42 @@ type ProgramMeta struct {
 
 // MetaOf reads data.chock.meta from a bundle's data.
 func MetaOf(data map[string]any) (*Meta, error) {
-	raw, err := json.Marshal(data)
+	chock, _ := data["chock"].(map[string]any)
+	raw, ok := chock["meta"].(map[string]any)
+	if !ok {
+		return nil, ErrNotChockBundle
+	}
+	var f int
+	switch n := raw["format"].(type) {
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			return nil, ErrNotChockBundle
+		}
+		f = int(i)
+	case float64:
+		if n != float64(int(n)) {
+			return nil, ErrNotChockBundle
+		}
+		f = int(n)
+	case int:
+		f = n
+	case nil:
+	default:
+		return nil, ErrNotChockBundle
+	}
+	if f != MetaFormat {
+		return nil, &FormatError{Format: f}
+	}
+	b, err := json.Marshal(raw)
 	if err != nil {
 		return nil, ErrNotChockBundle
 	}
-	var head struct {
-		Chock struct {
-			Meta *struct {
-				Format int `json:"format"`
-			} `json:"meta"`
-		} `json:"chock"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil || head.Chock.Meta == nil {
-		return nil, ErrNotChockBundle
-	}
-	if f := head.Chock.Meta.Format; f != MetaFormat {
-		return nil, &FormatError{Format: f}
-	}
-	var doc struct {
-		Chock struct {
-			Meta *Meta `json:"meta"`
-		} `json:"chock"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: data.chock.meta: %v", ErrNotChockBundle, err)
 	}
-	return doc.Chock.Meta, nil
+	return &m, nil
 }
 
 // MetaFormat is the version of data.chock.meta this chock writes and
@@ -335,6 +345,42 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 			}
 			out.Programs = append(out.Programs, m)
 		}
+	}
+	return out
+}
+
+// metaData is data.chock.meta in plain data, as plain(m) gives it (a
+// test holds the two to each other), the layers' rules, which are most of
+// it, written out by hand rather than through JSON.
+func metaData(m *Meta) map[string]any {
+	rest := *m
+	rest.Layers = nil
+	out := plain(rest)
+	layers := make([]any, len(m.Layers))
+	for i, l := range m.Layers {
+		rules := make([]any, len(l.Rules))
+		for k, r := range l.Rules {
+			rules[k] = map[string]any{"pattern": r.Pattern, "decision": r.Decision.String(), "why": r.Why, "span": spanData(r.Span)}
+		}
+		lm := map[string]any{"kind": l.Kind, "name": l.Name, "file": l.File, "rules": rules,
+			"default": map[string]any{"value": l.Default.Value.String(), "span": spanData(l.Default.Span), "set": l.Default.Set}}
+		if l.Version != "" {
+			lm["version"] = l.Version
+		}
+		layers[i] = lm
+	}
+	out["layers"] = layers
+	return out
+}
+
+// spanData is a span in plain data.
+func spanData(sp diag.Span) map[string]any {
+	pos := func(p diag.Pos) map[string]any {
+		return map[string]any{"line": float64(p.Line), "col": float64(p.Col), "offset": float64(p.Offset)}
+	}
+	out := map[string]any{"start": pos(sp.Start), "end": pos(sp.End)}
+	if sp.File != "" {
+		out["file"] = sp.File
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -120,5 +121,23 @@ func TestMetaFormat(t *testing.T) {
 	}
 	if _, err := MetaOf(map[string]any{"other": 1}); !errors.Is(err, ErrNotChockBundle) {
 		t.Errorf("no meta: %v", err)
+	}
+}
+
+// TestMetaData: data.chock.meta written out by hand is what a JSON round
+// trip of Meta gives.
+func TestMetaData(t *testing.T) {
+	for _, p := range testPolicies(t) {
+		in := load(t, p)
+		out, err := Compile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := plain(map[string]any{"chock": map[string]any{"meta": out.Meta}})
+		if got := out.Data(); !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Fatalf("%s:\n by hand %s\n JSON    %s", p.name, g, w)
+		}
 	}
 }
