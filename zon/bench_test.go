@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chockhq/chock/internal/rounds"
 )
 
 // genChockZON makes a chock.zon-like document of about size bytes: policy
@@ -80,6 +82,35 @@ func BenchmarkJSONDecode(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkZONvsJSON interleaves, round by round in one process, Parse of
+// each document with encoding/json decoding its JSON rendering into any,
+// and reports the throughput ratio ZON/JSON (JSON's time over Parse's, the
+// median of the rounds').
+func BenchmarkZONvsJSON(b *testing.B) {
+	for name, src := range benchInputs(b) {
+		v, err := Parse("bench.zon", src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		js := JSON(v)
+		b.Run(name, func(b *testing.B) {
+			r := rounds.Calls(b, 3,
+				func(int) {
+					var out any
+					if err := json.Unmarshal(js, &out); err != nil {
+						b.Fatal(err)
+					}
+				},
+				func(int) {
+					if _, err := Parse("bench.zon", src); err != nil {
+						b.Fatal(err)
+					}
+				})
+			r.Report(b, "zon/json", "json-ns/op", "zon-ns/op")
 		})
 	}
 }
