@@ -63,29 +63,6 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkJSONDecode decodes the same documents' JSON rendering into any
-// with encoding/json, the yardstick `make bench` compares BenchmarkParse to.
-func BenchmarkJSONDecode(b *testing.B) {
-	for name, src := range benchInputs(b) {
-		v, err := Parse("bench.zon", src)
-		if err != nil {
-			b.Fatal(err)
-		}
-		js := JSON(v)
-		b.Run(name, func(b *testing.B) {
-			// The same byte count as the ZON side, so MB/s compare documents.
-			b.SetBytes(int64(len(src)))
-			b.ReportAllocs()
-			for b.Loop() {
-				var out any
-				if err := json.Unmarshal(js, &out); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkZONvsJSON interleaves, round by round in one process, Parse of
 // each document with encoding/json decoding its JSON rendering into any,
 // and reports the throughput ratio ZON/JSON (JSON's time over Parse's, the
