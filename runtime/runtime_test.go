@@ -358,11 +358,17 @@ func benchSession(b *testing.B, policy string) *Session {
 }
 
 // BenchmarkExecTrue interleaves, round by round in one process, a
-// brokered exec of /bin/true without the sandbox (policy, secrets query,
-// log) with a plain os/exec run of the same, capturing output as the
+// brokered exec of /bin/true with the sandbox off (--no-sandbox: policy,
+// secrets query, log) with a plain os/exec run of the same, capturing output as the
 // broker does, and reports the median of the rounds' ratios.
 func BenchmarkExecTrue(b *testing.B) {
-	s := benchSession(b, `.{ .policy = .{ .allow = .{"exec.path.true"} } }`)
+	e, c := testEngine(b, `.{ .policy = .{ .allow = .{"exec.path.true"} } }`)
+	s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(),
+		BaseEnv: []string{"PATH=/usr/bin:/bin"}, NoSandbox: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
 	ctx := context.Background()
 	r := rounds.Calls(b, 5,
 		func(int) {

@@ -24,11 +24,11 @@ function target(n, v, op, limit, detail,   ok) {
 		return
 	}
 	ok = (op == "<=" && v + 0 <= limit + 0) || (op == "<" && v + 0 < limit + 0) || (op == ">=" && v + 0 >= limit + 0)
-	printf "ratio %s %s target %s %s %s (%s)\n", n, v, op, limit, (ok ? "ok" : "MISS"), detail
+	printf "ratio %s %.3f target %s %s %s (%s)\n", n, v, op, limit, (ok ? "ok" : "MISS"), detail
 }
 function figure(n, v, detail) {
 	if (v != "")
-		printf "figure %s %s (%s)\n", n, v, detail
+		printf "figure %s %.3f (%s)\n", n, v, detail
 }
 function f2(x) { return sprintf("%.2f", x) }
 function us(ns) { return sprintf("%.1f µs", ns / 1000) }
@@ -63,7 +63,7 @@ END {
 	target("decision-10000/10-rules,engine", ds["engine"], "<=", "1.5", us(dsA["engine"]) " vs " us(dsB["engine"]))
 	target("decision-10000/10-rules,native", ds["native"], "<=", "1.5", sprintf("%.0f vs %.0f ns", dsA["native"], dsB["native"]))
 	for (k in eng)
-		figure("engine-decisions-per-second," k, eng[k], "eval.Engine, the cache as a session has it")
+		printf "figure engine-decisions-per-second,%s %d (eval.Engine, the cache as a session has it)\n", k, eng[k]
 	# One compile per load (issue 18).
 	target("compile+prepare/opa-build,10000-rules", cp, "<=", "0.5", "CPU " cpA " vs " cpB " ms; wall " cpWA " vs " cpWB " ms")
 	target("load-100000-rules,cpu-seconds", lcpu["sources"], "<=", "4", "chock.zon decoded, linted, compiled once, prepared, one decision; wall " lwall["sources"] " s")
@@ -76,7 +76,7 @@ END {
 	# The run time.
 	target("sandboxed-exec/bwrap", sbw, "<=", "1.2", sprintf("%d vs %d ns/op", sb, bw))
 	figure("sandboxed-exec/os-exec", sex, sprintf("%d vs %d ns/op", sb, oe))
-	figure("brokered-exec-without-sandbox/os-exec", ex, sprintf("%d vs %d ns/op", exA, exB))
+	figure("brokered-exec-no-sandbox/os-exec", ex, sprintf("--no-sandbox, %d vs %d ns/op", exA, exB))
 	figure("proxied-mcp-tools/call/direct-go-sdk", mc, us(mcA) " vs " us(mcB))
 	target("redaction/io.Copy-throughput", red, ">=", "0.25", "8 values over 4 MiB, " ms(redA) " vs " ms(redB))
 	# The gateway (issue 14): one more MCP hop, ≤ 1.15 for a tool that works.
@@ -95,9 +95,9 @@ END {
 		if (rss["Lint/" s "MB"] > 0)
 			target("lint-peak-RSS/input," s "MB", rss["Lint/" s "MB"], "<=", "20", "chock lint in a child process")
 	# chock diff (issue 15).
-	target("diff-10000-rules-one-edit,ms", dms["one-edit/rules=10000"], "<", "100", dreg["one-edit/rules=10000"] " regions compared")
-	figure("diff-10000-rules-default-changed,ms", dms["default/rules=10000"], dreg["default/rules=10000"] " regions, every one")
+	target("diff-10000-rules-one-edit,ms", dms["one-edit/rules=10000"], "<", "100", sprintf("%d regions compared", dreg["one-edit/rules=10000"]))
+	figure("diff-10000-rules-default-changed,ms", dms["default/rules=10000"], sprintf("%d regions, every one", dreg["default/rules=10000"]))
 	for (k = 1; k <= 16; k++)
 		if (wms[k] > 0)
-			figure("diff-worst-case,k=" k ",ms", wms[k], wrules[k] " rules, " wreg[k] " regions" (wcap[k] > 0 ? ", stopped at the cap" : ""))
+			figure("diff-worst-case,k=" k ",ms", wms[k], sprintf("%d rules, %d regions", wrules[k], wreg[k]) (wcap[k] > 0 ? ", stopped at the cap" : ""))
 }
