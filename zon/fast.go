@@ -89,6 +89,12 @@ func (p *fastParser) value() (uint32, bool) {
 	if nd, ok := p.laneValue(); ok {
 		return p.t.add(nd), p.plainEnd()
 	}
+	if p.nbuf == 0 && p.sc.pos+1 < len(p.src) && p.src[p.sc.pos] == '.' && p.src[p.sc.pos+1] == '{' {
+		// laneValue left the white space skipped: .{ is next, two tokens.
+		dot := p.sc.pos
+		p.sc.pos += 2
+		return p.initListBody(dot)
+	}
 	t := p.peek(0)
 	switch t.typ {
 	case tokPunct:
@@ -278,13 +284,19 @@ func (p *fastParser) quotedName(t *rawTok) (string, bool) {
 
 // initList parses .{ ... } with the dot next.
 func (p *fastParser) initList() (uint32, bool) {
+	dot := p.peek(0).start
+	p.advance(2) // . {
+	return p.initListBody(int(dot))
+}
+
+// initListBody parses a container from what follows its .{, the dot at
+// offset dot.
+func (p *fastParser) initListBody(dot int) (uint32, bool) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > MaxDepth {
 		return 0, false // the error path reports it
 	}
-	dot := p.peek(0).start
-	p.advance(2) // . {
 	kind := KindTuple
 	if _, _, ok := p.laneFieldHead(); ok {
 		kind = KindStruct
@@ -311,8 +323,14 @@ func (p *fastParser) initList() (uint32, bool) {
 		return 0, false
 	}
 	// The closing brace is next.
-	end := p.peek(0).end
-	p.advance(1)
+	var end uint32
+	if p.nbuf == 0 && p.space() && p.src[p.sc.pos] == '}' {
+		p.sc.pos++
+		end = uint32(p.sc.pos)
+	} else {
+		end = p.peek(0).end
+		p.advance(1)
+	}
 	nd := p.t.node(self)
 	nd.end = uint32(end)
 	nd.aux = uint32(len(p.t.kids))
@@ -404,8 +422,8 @@ func (p *fastParser) afterElement() (closed, ok bool) {
 		switch p.sc.src[p.sc.pos] {
 		case ',':
 			p.sc.pos++
-			if p.space() && p.sc.src[p.sc.pos] == '}' {
-				return true, true
+			if p.space() {
+				return p.sc.src[p.sc.pos] == '}', true
 			}
 			return p.is(p.peek(0), '}'), true
 		case '}':
