@@ -116,6 +116,11 @@ func (l *Log) Event(kind string, stamp bool, fields ...Field) error {
 	case "decision", "tool.call", "secret.used", "ask":
 		// Flushed with the call's result, or by Flush before its action runs.
 		return nil
+	case "mcp.request":
+		// An exchange with a server is logged once it is over: flushed
+		// with what follows it (the call's result, the server's start),
+		// one write for the two.
+		return nil
 	}
 	return l.w.Flush()
 }
