@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
@@ -28,16 +29,21 @@ type Input struct {
 	Orgs   []*config.Org
 }
 
-// Output is a compiled policy: its modules (path → source), its data
-// document and its revision, a digest of both.
+// Output is a compiled policy: its modules (path → source), what it
+// records of its sources (data.chock.meta) and its revision, a digest of
+// both.
 type Output struct {
 	Modules  map[string]string
-	Data     map[string]any
 	Revision string
 	// Kind is "project" or "org".
 	Kind string
-	// Parsed holds the modules parsed, ready for OPA.
+	// Parsed holds the modules as OPA's parser reads them.
 	Parsed map[string]*ast.Module
+	// Meta is data.chock.meta.
+	Meta *Meta
+
+	compiler *ast.Compiler
+	data     func() map[string]any
 }
 
 // Module paths inside the bundle.
@@ -45,6 +51,16 @@ const (
 	MainModule    = "chock/main.rego"
 	SecretsModule = "chock/offer.rego"
 )
+
+// Data is the bundle's data document, {"chock": {"meta": ...}}, in plain
+// maps, slices and numbers, as a bundle reader gives it back. It is worked
+// out when first asked for: an engine compiled in process never needs it.
+func (o *Output) Data() map[string]any { return o.data() }
+
+// Compiler is the strict compilation of the modules, every query of the
+// policy prepared on it (eval.FromOutput). It is shared: callers only read
+// it.
+func (o *Output) Compiler() *ast.Compiler { return o.compiler }
 
 // layers orders the project layer first, then the orgs.
 func layers(in Input) ([]*Layer, error) {
@@ -62,22 +78,28 @@ func layers(in Input) ([]*Layer, error) {
 		seen[o.Name.Value] = true
 		ls = append(ls, &Layer{Kind: "org", Name: o.Name.Value, Version: o.Version.Value, File: o.File, Policy: &o.Policy, pkg: fmt.Sprintf("org%d", i+1)})
 	}
+	for i, l := range ls {
+		l.index = i
+	}
 	return ls, nil
 }
 
-// Compile generates and checks the Rego for a policy. The modules are
-// parsed and compiled in strict mode; a failure there is a bug in chock and
-// is reported as such.
+// Compile generates and checks the Rego for a policy. The layer modules
+// are built as OPA's parser would read their text (main and offer are
+// parsed), and all of them are compiled once, in strict mode, with
+// Capabilities; a failure there is a bug in chock and is reported as
+// such. Every query of the policy is prepared on that one compilation.
 func Compile(in Input) (*Output, error) {
 	ls, err := layers(in)
 	if err != nil {
 		return nil, err
 	}
-	out := &Output{Modules: map[string]string{}, Kind: "project"}
+	out := &Output{Modules: map[string]string{}, Parsed: map[string]*ast.Module{}, Kind: "project"}
 	if in.Config == nil {
 		out.Kind = "org"
 	}
-	main := mainModule(ls)
+	segments, st := policySegments(ls), stride(ls)
+	main := mainModule(ls, segments, st)
 	if in.Config != nil {
 		main += secretsEntry
 		out.Modules[SecretsModule] = secretsModule(in.Config)
@@ -85,14 +107,27 @@ func Compile(in Input) (*Output, error) {
 		main += "\nsecrets := []\n"
 	}
 	out.Modules[MainModule] = main
-	for _, l := range ls {
-		out.Modules["chock/layer/"+l.pkg+".rego"] = layerModule(l)
+	for path, src := range out.Modules {
+		m, err := ast.ParseModuleWithOpts(path, src, ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
+		if err != nil {
+			return nil, fmt.Errorf("chock generated Rego that does not parse (a bug in chock): %w", err)
+		}
+		out.Parsed[path] = m
 	}
-	results := map[string]any{}
 	for _, l := range ls {
-		results[l.pkg] = layerResults(l)
+		path := "chock/layer/" + l.pkg + ".rego"
+		src, m, err := layerModule(l, path, st)
+		if err != nil {
+			return nil, fmt.Errorf("chock generated Rego that does not parse (a bug in chock): %w", err)
+		}
+		out.Modules[path], out.Parsed[path] = src, m
 	}
-	out.Data = plain(map[string]any{"chock": map[string]any{"meta": meta(out.Kind, ls, in.Config), "results": results}})
+	m := meta(out.Kind, ls, in.Config)
+	m.Segments, m.Stride = segments, st
+	out.Meta = &m
+	out.data = sync.OnceValue(func() map[string]any {
+		return map[string]any{"chock": map[string]any{"meta": metaData(out.Meta)}}
+	})
 	if err := out.check(); err != nil {
 		return nil, err
 	}
@@ -100,26 +135,40 @@ func Compile(in Input) (*Output, error) {
 	return out, nil
 }
 
-// check parses and compiles the modules in strict mode.
+// check compiles the modules in strict mode.
 func (o *Output) check() error {
-	o.Parsed = map[string]*ast.Module{}
-	for path, src := range o.Modules {
-		m, err := ast.ParseModuleWithOpts(path, src, ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
-		if err != nil {
-			return fmt.Errorf("chock generated Rego that does not parse (a bug in chock): %w", err)
-		}
-		o.Parsed[path] = m
-	}
-	c := ast.NewCompiler().WithStrict(true)
+	c := ast.NewCompiler().WithStrict(true).WithCapabilities(Capabilities())
 	c.Compile(o.Parsed)
 	if c.Failed() {
 		return fmt.Errorf("chock generated Rego that does not compile (a bug in chock): %w", c.Errors)
 	}
+	o.compiler = c
 	return nil
 }
 
-// digest is a SHA-256 over the module paths, sources and data, in a fixed
-// order, so identical input gives an identical revision.
+// Capabilities are OPA's capabilities without a built-in function that
+// reaches outside the evaluation or depends on more than its arguments
+// (http.send, net.lookup_ip_addr, opa.runtime, time, randomness) or
+// writes anywhere (print, trace). A decision is a function of the bundle
+// and the input alone: that is what lets decisions be cached, and a
+// bundle from elsewhere cannot make chock send a request or read its
+// environment. Such a bundle does not compile ("undefined function").
+// The value is shared: callers only read it.
+var Capabilities = sync.OnceValue(func() *ast.Capabilities {
+	c := ast.CapabilitiesForThisVersion()
+	keep := make([]*ast.Builtin, 0, len(c.Builtins))
+	for _, b := range c.Builtins {
+		if b.Nondeterministic || b.Name == "print" || b.Name == "internal.print" || b.Name == "trace" {
+			continue
+		}
+		keep = append(keep, b)
+	}
+	c.Builtins = keep
+	return c
+})
+
+// digest is a SHA-256 over the module paths and sources and the meta
+// data, in a fixed order, so identical input gives an identical revision.
 func (o *Output) digest() string {
 	h := sha256.New()
 	paths := make([]string, 0, len(o.Modules))
@@ -130,7 +179,7 @@ func (o *Output) digest() string {
 	for _, p := range paths {
 		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", p, len(o.Modules[p]), o.Modules[p])
 	}
-	data, _ := json.Marshal(o.Data)
+	data, _ := json.Marshal(o.Meta)
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -151,6 +200,12 @@ type Meta struct {
 	// project bundle), so a session run from the bundle reads the same one.
 	Credentials config.Store `json:"credentials"`
 	MaxSegments int          `json:"max_segments"`
+	// Segments says some rule is matched on input.segments, the action's
+	// segments, which data.chock.core then needs beside input.action.
+	Segments bool `json:"segments,omitempty"`
+	// Stride is how far apart the layers' numbers in data.chock.core are:
+	// layer i's are from i*Stride on, below (i+1)*Stride.
+	Stride int64 `json:"stride"`
 }
 
 // LayerMeta is one layer and its rules.
@@ -200,38 +255,48 @@ type ProgramMeta struct {
 
 // MetaOf reads data.chock.meta from a bundle's data.
 func MetaOf(data map[string]any) (*Meta, error) {
-	raw, err := json.Marshal(data)
+	chock, _ := data["chock"].(map[string]any)
+	raw, ok := chock["meta"].(map[string]any)
+	if !ok {
+		return nil, ErrNotChockBundle
+	}
+	var f int
+	switch n := raw["format"].(type) {
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			return nil, ErrNotChockBundle
+		}
+		f = int(i)
+	case float64:
+		if n != float64(int(n)) {
+			return nil, ErrNotChockBundle
+		}
+		f = int(n)
+	case int:
+		f = n
+	case nil:
+	default:
+		return nil, ErrNotChockBundle
+	}
+	if f != MetaFormat {
+		return nil, &FormatError{Format: f}
+	}
+	b, err := json.Marshal(raw)
 	if err != nil {
 		return nil, ErrNotChockBundle
 	}
-	var head struct {
-		Chock struct {
-			Meta *struct {
-				Format int `json:"format"`
-			} `json:"meta"`
-		} `json:"chock"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil || head.Chock.Meta == nil {
-		return nil, ErrNotChockBundle
-	}
-	if f := head.Chock.Meta.Format; f != MetaFormat {
-		return nil, &FormatError{Format: f}
-	}
-	var doc struct {
-		Chock struct {
-			Meta *Meta `json:"meta"`
-		} `json:"chock"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: data.chock.meta: %v", ErrNotChockBundle, err)
 	}
-	return doc.Chock.Meta, nil
+	return &m, nil
 }
 
 // MetaFormat is the version of data.chock.meta this chock writes and
 // reads; a bundle of another one is refused with a *FormatError, not read
 // wrong.
-const MetaFormat = 2
+const MetaFormat = 3
 
 // ErrNotChockBundle means a bundle holds no chock policy.
 var ErrNotChockBundle = errors.New("not a bundle compiled by chock")
@@ -280,6 +345,42 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 			}
 			out.Programs = append(out.Programs, m)
 		}
+	}
+	return out
+}
+
+// metaData is data.chock.meta in plain data, as plain(m) gives it (a
+// test holds the two to each other), the layers' rules, which are most of
+// it, written out by hand rather than through JSON.
+func metaData(m *Meta) map[string]any {
+	rest := *m
+	rest.Layers = nil
+	out := plain(rest)
+	layers := make([]any, len(m.Layers))
+	for i, l := range m.Layers {
+		rules := make([]any, len(l.Rules))
+		for k, r := range l.Rules {
+			rules[k] = map[string]any{"pattern": r.Pattern, "decision": r.Decision.String(), "why": r.Why, "span": spanData(r.Span)}
+		}
+		lm := map[string]any{"kind": l.Kind, "name": l.Name, "file": l.File, "rules": rules,
+			"default": map[string]any{"value": l.Default.Value.String(), "span": spanData(l.Default.Span), "set": l.Default.Set}}
+		if l.Version != "" {
+			lm["version"] = l.Version
+		}
+		layers[i] = lm
+	}
+	out["layers"] = layers
+	return out
+}
+
+// spanData is a span in plain data.
+func spanData(sp diag.Span) map[string]any {
+	pos := func(p diag.Pos) map[string]any {
+		return map[string]any{"line": float64(p.Line), "col": float64(p.Col), "offset": float64(p.Offset)}
+	}
+	out := map[string]any{"start": pos(sp.Start), "end": pos(sp.End)}
+	if sp.File != "" {
+		out["file"] = sp.File
 	}
 	return out
 }

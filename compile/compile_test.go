@@ -195,17 +195,24 @@ func TestOPAMatchesNative(t *testing.T) {
 	if testing.Short() {
 		n = 5000
 	}
-	for _, p := range testPolicies(t) {
+	ps := append(testPolicies(t), policy{name: "shapes"})
+	for _, p := range ps {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
-			in := load(t, p)
+			var in Input
+			actions := func(n int, seed uint64) []string { return randomActions(in, n, seed) }
+			if p.name == "shapes" {
+				in, actions = shapePolicy(t), shapeActions
+			} else {
+				in = load(t, p)
+			}
 			out, err := Compile(in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			pq := opaQuery(t, out, "data.chock.decision")
 			ev := native.New(in.Config, in.Orgs)
-			for i, a := range randomActions(in, n, uint64(len(p.name))) {
+			for i, a := range actions(n, uint64(len(p.name))) {
 				phase := config.Loop
 				if i%3 == 0 {
 					phase = config.Start
@@ -324,10 +331,97 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestRuleIndex asserts that OPA's rule index hands evaluation only the
-// rules that can match, so no generated construct escapes the index.
+// shapeSegments are the segments patterns of every shape are made of: a
+// literal, a literal holding glob metacharacters (an IPv6 host) and '*'.
+var shapeSegments = []string{"a", "[::1]", "*"}
+
+// everyShape is a pattern of every shape up to five segments (every
+// sequence of literal, metacharacter literal and '*', a last '*' being the
+// trailing one), and one of action.MaxSegments segments.
+func everyShape() []action.Pattern {
+	var out []action.Pattern
+	var walk func(segs []string)
+	walk = func(segs []string) {
+		if len(segs) > 0 {
+			if p, err := action.ParsePattern(strings.Join(segs, ".")); err == nil {
+				out = append(out, p)
+			}
+		}
+		if len(segs) == 5 {
+			return
+		}
+		for _, s := range shapeSegments {
+			walk(append(segs[:len(segs):len(segs)], s))
+		}
+	}
+	walk(nil)
+	long := make([]string, action.MaxSegments)
+	for i := range long {
+		long[i] = "*"
+	}
+	long[0], long[5] = "a", "[::1]"
+	return append(out, action.MustPattern(strings.Join(long, ".")))
+}
+
+// shapePolicy is a policy with one rule of every shape, its literals
+// varied so that rules of one shape differ.
+func shapePolicy(t testing.TB) Input {
+	var b strings.Builder
+	b.WriteString(".{ .policy = .{ .rules = .{\n")
+	for i, p := range everyShape() {
+		pat := p.String()
+		if i%3 == 1 {
+			pat = strings.ReplaceAll(pat, "a", "b")
+		}
+		fmt.Fprintf(&b, "    .{ .action = %q, .decision = .%s },\n", pat, []string{"allow", "ask", "deny"}[i%3])
+	}
+	b.WriteString("} } }\n")
+	return load(t, policy{"shapes", b.String(), []string{`.{ .name = "o", .policy = .{ .deny = .{ "a.*.*", "a.[::1].*", "b.*.a" }, .ask = .{ "*.a" } } }`}})
+}
+
+// shapeActions are random actions over the shapes' segments.
+func shapeActions(n int, seed uint64) []string {
+	segs := []string{"a", "b", "[::1]", "x"}
+	r := rand.New(rand.NewPCG(seed, 3))
+	out := make([]string, n)
+	for i := range out {
+		k := 1 + r.IntN(7)
+		if i%50 == 0 {
+			k = action.MaxSegments - r.IntN(2)
+		}
+		parts := make([]string, k)
+		for j := range parts {
+			parts[j] = segs[r.IntN(len(segs))]
+		}
+		out[i] = strings.Join(parts, ".")
+	}
+	return out
+}
+
+// TestRuleIndex proves that a pattern of any shape compiles to at most
+// two rules (one, in fact) and that OPA's rule index hands evaluation
+// exactly the rules that match, so no generated rule is one the index
+// must hand over on every query.
 func TestRuleIndex(t *testing.T) {
-	in := load(t, testPolicies(t)[1])
+	for _, p := range everyShape() {
+		in := load(t, policy{"one", fmt.Sprintf(".{ .policy = .{ .allow = .{ %q } } }", p.String()), nil})
+		out, err := Compile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules := 0
+		for _, m := range out.Parsed {
+			for _, r := range m.Rules {
+				if r.Head.Name == "core" {
+					rules++
+				}
+			}
+		}
+		if rules > 2 || rules < 1 {
+			t.Fatalf("%s compiles to %d rules", p, rules)
+		}
+	}
+	in := shapePolicy(t)
 	out, err := Compile(in)
 	if err != nil {
 		t.Fatal(err)
@@ -337,27 +431,41 @@ func TestRuleIndex(t *testing.T) {
 	if c.Failed() {
 		t.Fatal(c.Errors)
 	}
-	idx := c.RuleIndex(ast.MustParseRef("data.chock.layer.project.matched"))
+	idx := c.RuleIndex(ast.MustParseRef("data.chock.core"))
 	if idx == nil {
-		t.Fatal("no rule index for the project layer")
+		t.Fatal("no rule index for data.chock.core")
 	}
-	for _, a := range randomActions(in, 2000, 3) {
-		input := ast.NewObject(ast.Item(ast.StringTerm("action"), ast.StringTerm(a)))
+	nums := ruleNumbers(in.Config.Policy.Rules, 0)
+	for _, a := range shapeActions(5000, 3) {
+		act, _ := action.ParseAction(a)
+		segs := make([]*ast.Term, len(act))
+		for i, s := range act {
+			segs[i] = ast.StringTerm(s)
+		}
+		input := ast.NewObject(ast.Item(ast.StringTerm("action"), ast.StringTerm(a)), ast.Item(ast.StringTerm("segments"), ast.ArrayTerm(segs...)))
 		res, err := idx.Lookup(resolver{input})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The never-matching definition is always a candidate; a pattern
-		// with metacharacters is guarded by its prefix.
-		act, _ := action.ParseAction(a)
-		matching := 0
-		for _, r := range in.Config.Policy.Rules {
+		var got, want []string
+		for _, r := range res.Rules {
+			got = append(got, r.Head.Key.String())
+		}
+		for i, r := range in.Config.Policy.Rules {
 			if r.Pattern.Matches(act) {
-				matching++
+				want = append(want, fmt.Sprint(nums[i]))
 			}
 		}
-		if len(res.Rules) > matching+3 {
-			t.Fatalf("%s: index returned %d candidates for %d matching rules", a, len(res.Rules), matching)
+		base := out.Meta.Stride
+		for i, r := range in.Orgs[0].Policy.Rules {
+			if r.Pattern.Matches(act) {
+				want = append(want, fmt.Sprint(ruleNumbers(in.Orgs[0].Policy.Rules, base)[i]))
+			}
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the index hands over rules %v, the rules that match are %v", a, got, want)
 		}
 	}
 }
@@ -396,6 +504,36 @@ func TestGeneratedRegoIsFormatted(t *testing.T) {
 			}
 			if string(f) != src {
 				t.Errorf("%s: %s is not as opa fmt writes it", p.name, path)
+			}
+		}
+	}
+}
+
+// TestLayerASTIsItsText: the layer modules built as ast values are what
+// OPA's parser reads from their text, rule by rule, rows included.
+func TestLayerASTIsItsText(t *testing.T) {
+	ins := []Input{shapePolicy(t), load(t, policy{"gen", genPolicy(200), nil})}
+	for _, p := range testPolicies(t) {
+		ins = append(ins, load(t, p))
+	}
+	for _, in := range ins {
+		out, err := Compile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, built := range out.Parsed {
+			parsed, err := ast.ParseModuleWithOpts(path, out.Modules[path], ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !parsed.Package.Equal(built.Package) || len(parsed.Rules) != len(built.Rules) || len(parsed.Imports) != len(built.Imports) {
+				t.Fatalf("%s: %d rules parsed, %d built", path, len(parsed.Rules), len(built.Rules))
+			}
+			for i, r := range parsed.Rules {
+				b := built.Rules[i]
+				if !r.Equal(b) || r.Location.Row != b.Location.Row || r.Location.File != b.Location.File || b.Module != built {
+					t.Fatalf("%s: rule %d parsed as\n%v (row %d)\nbuilt as\n%v (row %d)", path, i, r, r.Location.Row, b, b.Location.Row)
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestGoldenRego(t *testing.T) {
 			for path, src := range out.Modules {
 				files[path] = []byte(src)
 			}
-			data, _ := json.MarshalIndent(out.Data, "", "  ")
+			data, _ := json.MarshalIndent(out.Data(), "", "  ")
 			files["data.json"] = append(data, '\n')
 			dir := filepath.Join("..", "testdata", "compile", p.name)
 			if update {
@@ -102,22 +103,41 @@ func TestMetaFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := MetaOf(out.Data); err != nil {
+	data := out.Data()
+	if _, err := MetaOf(data); err != nil {
 		t.Fatalf("this chock's own: %v", err)
 	}
-	meta := out.Data["chock"].(map[string]any)["meta"].(map[string]any)
-	for _, f := range []any{nil, 1, 3} {
+	meta := data["chock"].(map[string]any)["meta"].(map[string]any)
+	for _, f := range []any{nil, 1, 2, 4} {
 		if f == nil {
 			delete(meta, "format")
 		} else {
 			meta["format"] = f
 		}
 		var fe *FormatError
-		if _, err := MetaOf(out.Data); !errors.As(err, &fe) || !strings.Contains(err.Error(), "compile it again") {
+		if _, err := MetaOf(data); !errors.As(err, &fe) || !strings.Contains(err.Error(), "compile it again") {
 			t.Errorf("format %v: %v", f, err)
 		}
 	}
 	if _, err := MetaOf(map[string]any{"other": 1}); !errors.Is(err, ErrNotChockBundle) {
 		t.Errorf("no meta: %v", err)
+	}
+}
+
+// TestMetaData: data.chock.meta written out by hand is what a JSON round
+// trip of Meta gives.
+func TestMetaData(t *testing.T) {
+	for _, p := range testPolicies(t) {
+		in := load(t, p)
+		out, err := Compile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := plain(map[string]any{"chock": map[string]any{"meta": out.Meta}})
+		if got := out.Data(); !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Fatalf("%s:\n by hand %s\n JSON    %s", p.name, g, w)
+		}
 	}
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 // actionRE is the regular expression a well-formed action matches, in the
@@ -17,6 +21,10 @@ func actionRE() string {
 	c := action.SegmentClass()
 	return "`^" + c + "+(\\." + c + "+){0," + fmt.Sprint(action.MaxSegments-1) + "}$`"
 }
+
+// ActionError is what a decision says of a malformed action
+// (data.chock.decision's "error" for an action string that is not one).
+var ActionError = fmt.Sprintf("input.action must be 1 to %d dot-separated non-empty segments without '*', white space, control or invisible characters", action.MaxSegments)
 
 // Layer is one policy layer as the compiler sees it.
 type Layer struct {
@@ -27,6 +35,8 @@ type Layer struct {
 	Policy  *config.Policy
 	// pkg is the Rego package name under chock.layer.
 	pkg string
+	// index is the layer's place in data.chock.meta.layers.
+	index int
 }
 
 // spanJSON writes a span as a Rego (JSON) object literal, the shape
@@ -38,13 +48,26 @@ func spanJSON(sp diag.Span) string {
 	return fmt.Sprintf(`{"file": %s, "start": %s, "end": %s}`, quote(sp.File), pos(sp.Start), pos(sp.End))
 }
 
-// quote writes s as a Rego (JSON) string literal.
-func quote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+// quote writes s as a Rego (JSON) string literal, as encoding/json does
+// without HTML escaping.
+func quote(s string) string { return string(appendQuote(nil, s)) }
+
+// appendQuote appends s as a Rego (JSON) string literal. Printable ASCII
+// without '"' and '\' is written as it is; anything else goes through
+// encoding/json, so the two never differ.
+func appendQuote(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(s)
+			return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // specificityKey orders patterns by specificity as a string: one character
@@ -62,25 +85,96 @@ func specificityKey(p action.Pattern) string {
 
 var rankOf = map[config.Decision]int{config.Deny: 0, config.Ask: 1, config.Allow: 2}
 
+// ruleNumbers gives every rule of a layer its number in data.chock.core:
+// base + class*n + order, where n is the layer's number of rules, order
+// the rule's place in the layer, and class the rank of its (specificity
+// key, decision rank) among the layer's. The smallest number of a layer's
+// rules that match decides the layer: the most specific pattern, deny
+// before ask before allow on identical patterns, the first written among
+// equals; its remainder by n is the rule's place.
+func ruleNumbers(rules []*config.Rule, base int64) []int64 {
+	type class struct {
+		key  string
+		rank int
+	}
+	classes := make([]class, len(rules))
+	for i, r := range rules {
+		classes[i] = class{specificityKey(r.Pattern), rankOf[r.Decision]}
+	}
+	distinct := append([]class(nil), classes...)
+	sort.Slice(distinct, func(i, j int) bool {
+		if distinct[i].key != distinct[j].key {
+			return distinct[i].key < distinct[j].key
+		}
+		return distinct[i].rank < distinct[j].rank
+	})
+	rank := make(map[class]int64, len(distinct))
+	for _, c := range distinct {
+		if _, ok := rank[c]; !ok {
+			rank[c] = int64(len(rank))
+		}
+	}
+	n := int64(len(rules))
+	out := make([]int64, len(rules))
+	for i, c := range classes {
+		out[i] = base + rank[c]*n + int64(i)
+	}
+	return out
+}
+
+// stride is how far apart the layers' numbers in data.chock.core are:
+// layer i's are from i*stride on, below (i+1)*stride. It is the smallest
+// power of ten at least as large as every layer's n*n.
+func stride(ls []*Layer) int64 {
+	s := int64(10)
+	for _, l := range ls {
+		n := int64(len(l.Policy.Rules))
+		for s < n*n {
+			s *= 10
+		}
+	}
+	return s
+}
+
 // globMeta are the characters glob.match gives a meaning to.
 const globMeta = `*?[]{}\!`
 
-// conditions returns the rule bodies (one rule per body) that match a
-// pattern, each a single expression OPA's rule index can use: equality for
-// a literal, startswith for a literal prefix and a trailing '*', glob.match
-// with '.' as the delimiter for whole-segment '*', and for a pattern with
-// both kinds of '*' one glob per action length. A literal segment holding
-// a glob metacharacter (an IPv6 host in brackets, say) falls back to a
-// prefix guard and the generic segment matcher.
-func conditions(p action.Pattern) []string {
+// condKind is the shape of the one indexed condition a pattern compiles to.
+type condKind int
+
+const (
+	condEqual    condKind = iota // input.action == "exec.path.gh"
+	condPrefix                   // startswith(input.action, "mcp.notion.")
+	condGlob                     // glob.match("mcp.*.tool.search", ["."], input.action)
+	condSegments                 // input.segments[0] == "mcp"; input.segments[2] == "tool"; input.segments[3]
+	condArray                    // input.segments = ["net", "fetch", _, "[::1]"]
+)
+
+// condition is the body of the one rule a pattern compiles to. Every
+// shape is a condition OPA's rule index uses to hand evaluation only the
+// rules that match: equality for a literal, startswith for a literal
+// prefix and a trailing '*', glob.match with '.' as the delimiter for
+// whole-segment inner '*'s. A pattern with both an inner and a trailing
+// '*', or with an inner '*' beside a literal segment holding a glob
+// metacharacter (an IPv6 host in brackets, say), is matched segment by
+// segment on input.segments, the action split at its dots: equality for
+// every literal segment and, for a trailing '*', the segment it must at
+// least reach; without one, the whole array, '*' as a wildcard.
+type condition struct {
+	kind condKind
+	arg  string   // the literal, prefix or glob
+	segs []string // condSegments, condArray: the pattern's segments
+}
+
+// conditionOf is the condition pattern p compiles to.
+func conditionOf(p action.Pattern) condition {
 	segs := p.Segments()
 	last := len(segs) - 1
 	if p.IsLiteral() {
-		return []string{"input.action == " + quote(p.String())}
+		return condition{kind: condEqual, arg: p.String()}
 	}
 	trailing := p.Kind(last) == action.Trailing
-	inner := false
-	meta := false
+	inner, meta := false, false
 	for i, s := range segs {
 		if p.Kind(i) == action.Star {
 			inner = true
@@ -89,96 +183,189 @@ func conditions(p action.Pattern) []string {
 			meta = true
 		}
 	}
-	if trailing && !inner {
-		return []string{fmt.Sprintf("startswith(input.action, %s)", quote(strings.Join(segs[:last], ".")+"."))}
+	switch {
+	case trailing && !inner:
+		return condition{kind: condPrefix, arg: strings.Join(segs[:last], ".") + "."}
+	case !trailing && !meta:
+		return condition{kind: condGlob, arg: p.String()}
+	case trailing:
+		return condition{kind: condSegments, segs: segs}
 	}
-	if meta {
-		prefix := ""
-		for i, s := range segs {
-			if p.Kind(i) != action.Literal {
-				break
-			}
-			prefix += s + "."
-		}
-		guard := ""
-		if prefix != "" {
-			guard = fmt.Sprintf("startswith(input.action, %s)\n\t", quote(prefix))
-		}
-		quoted := make([]string, len(segs))
-		for i, sg := range segs {
-			quoted[i] = quote(sg)
-		}
-		pat := "[" + strings.Join(quoted, ", ") + "]"
-		return []string{fmt.Sprintf("%sdata.chock.segments_match(%s, data.chock.segments, %v)", guard, pat, trailing)}
-	}
-	if !trailing {
-		return []string{fmt.Sprintf("glob.match(%s, [\".\"], input.action)", quote(p.String()))}
-	}
-	var out []string
-	for n := len(segs); n <= action.MaxSegments; n++ {
-		g := strings.Join(segs[:last], ".") + strings.Repeat(".*", n-last)
-		out = append(out, fmt.Sprintf("glob.match(%s, [\".\"], input.action)", quote(g)))
-	}
-	return out
+	return condition{kind: condArray, segs: segs}
 }
 
-// layerModule writes the Rego module of one layer: one indexed rule per
-// pattern, whose head is [specificity key, rank, source order], so that
-// deciding is picking the smallest head. The result a rule gives, with its
-// provenance, is data: data.chock.results.<layer>[order].
-func layerModule(l *Layer) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Generated by chock from %s; do not edit.\n", l.File)
-	fmt.Fprintf(&b, "# Layer: %s %s.\npackage chock.layer.%s\n\n", l.Kind, quote(l.Name), l.pkg)
-	b.WriteString("import rego.v1\n\n")
-	defaultSpan := ""
-	if l.Policy.Default.Set {
-		defaultSpan = ", \"default_span\": " + spanJSON(l.Policy.Default.Span)
-	}
-	fmt.Fprintf(&b, "default_result := {\"layer\": %s, \"name\": %s, \"decision\": %s, \"default\": true, \"rule\": null%s}\n\n",
-		quote(l.Kind), quote(l.Name), quote(l.Policy.Default.Value.String()), defaultSpan)
-	fmt.Fprintf(&b, "default_rank := %d\n\n", rankOf[l.Policy.Default.Value])
-	fmt.Fprintf(&b, `# out is [rank, result] of the most specific matching rule: the smallest
-# element of matched, [key, rank, order], where key orders by specificity
-# and rank makes deny beat ask beat allow on identical patterns. With no
-# match, the layer's default.
-out := [best[1], data.chock.results.%s[best[2]]] if {
-	best := min(matched)
-} else := [default_rank, default_result]
+// needsSegments says whether the condition reads input.segments.
+func (c condition) needsSegments() bool { return c.kind == condSegments || c.kind == condArray }
 
-# matched always has a definition, so a layer without rules compiles.
-matched contains m if some m in set()
-`, l.pkg)
-	for order, r := range l.Policy.Rules {
-		head := fmt.Sprintf("[%s, %d, %d]", quote(specificityKey(r.Pattern)), rankOf[r.Decision], order)
-		for _, cond := range conditions(r.Pattern) {
-			if strings.Contains(cond, "\n") {
-				fmt.Fprintf(&b, "\nmatched contains %s if {\n\t%s\n}\n", head, cond)
-			} else {
-				fmt.Fprintf(&b, "\nmatched contains %s if %s\n", head, cond)
+// lines are the condition's expressions as Rego text.
+func (c condition) lines() []string {
+	switch c.kind {
+	case condEqual:
+		return []string{"input.action == " + quote(c.arg)}
+	case condPrefix:
+		return []string{"startswith(input.action, " + quote(c.arg) + ")"}
+	case condGlob:
+		return []string{"glob.match(" + quote(c.arg) + `, ["."], input.action)`}
+	case condSegments:
+		var out []string
+		last := len(c.segs) - 1
+		for i, s := range c.segs[:last] {
+			if s != "*" {
+				out = append(out, fmt.Sprintf("input.segments[%d] == %s", i, quote(s)))
+			}
+		}
+		return append(out, fmt.Sprintf("input.segments[%d]", last))
+	}
+	elems := make([]string, len(c.segs))
+	for i, s := range c.segs {
+		elems[i] = "_"
+		if s != "*" {
+			elems[i] = quote(s)
+		}
+	}
+	return []string{"input.segments = [" + strings.Join(elems, ", ") + "]"}
+}
+
+// The terms the built rules share. OPA's compiler copies every module it
+// compiles, so sharing them between rules is safe.
+var (
+	actionRef   = ast.RefTerm(ast.VarTerm("input"), ast.StringTerm("action"))
+	segmentsRef = ast.Ref{ast.VarTerm("input"), ast.StringTerm("segments")}
+	dotDelim    = ast.ArrayTerm(ast.StringTerm("."))
+	equalOp     = ast.RefTerm(ast.VarTerm("equal"))
+	eqOp        = ast.RefTerm(ast.VarTerm("eq"))
+	startsOp    = ast.RefTerm(ast.VarTerm("startswith"))
+	globOp      = ast.RefTerm(ast.VarTerm("glob"), ast.StringTerm("match"))
+	coreVar     = ast.Var("core")
+)
+
+// body is the condition as OPA's parser reads lines(); wildcard is the
+// parser's counter of '_' in the module, which it names $0, $1, ...
+func (c condition) body(wildcard *int) ast.Body {
+	switch c.kind {
+	case condEqual:
+		return ast.NewBody(ast.NewExpr([]*ast.Term{equalOp, actionRef, ast.StringTerm(c.arg)}))
+	case condPrefix:
+		return ast.NewBody(ast.NewExpr([]*ast.Term{startsOp, actionRef, ast.StringTerm(c.arg)}))
+	case condGlob:
+		return ast.NewBody(ast.NewExpr([]*ast.Term{globOp, ast.StringTerm(c.arg), dotDelim, actionRef}))
+	case condSegments:
+		var b ast.Body
+		last := len(c.segs) - 1
+		seg := func(i int) *ast.Term {
+			return ast.RefTerm(append(segmentsRef[:2:2], ast.InternedTerm(i))...)
+		}
+		for i, s := range c.segs[:last] {
+			if s != "*" {
+				b.Append(ast.NewExpr([]*ast.Term{equalOp, seg(i), ast.StringTerm(s)}))
+			}
+		}
+		b.Append(ast.NewExpr(seg(last)))
+		return b
+	}
+	elems := make([]*ast.Term, len(c.segs))
+	for i, s := range c.segs {
+		if s == "*" {
+			elems[i] = ast.VarTerm(ast.WildcardPrefix + strconv.Itoa(*wildcard))
+			*wildcard++
+		} else {
+			elems[i] = ast.StringTerm(s)
+		}
+	}
+	return ast.NewBody(ast.NewExpr([]*ast.Term{eqOp, ast.NewTerm(segmentsRef), ast.ArrayTerm(elems...)}))
+}
+
+// policySegments says whether any rule of the layers is matched on
+// input.segments.
+func policySegments(ls []*Layer) bool {
+	for _, l := range ls {
+		for _, r := range l.Policy.Rules {
+			if conditionOf(r.Pattern).needsSegments() {
+				return true
 			}
 		}
 	}
+	return false
+}
+
+// layerHead is the part of a layer's module before its rules.
+func layerHead(l *Layer, base int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Generated by chock from %s; do not edit.\n", l.File)
+	fmt.Fprintf(&b, `# Layer %[1]d: %[2]s %[3]s, data.chock.meta.layers[%[1]d].
+#
+# The rules of every layer are one set, data.chock.core: the numbers of
+# the rules that match the action. This layer's numbers start at %[4]d;
+# less that, a number's quotient by the number of rules (%[5]d) orders the
+# rules by specificity, deny before ask before allow on identical
+# patterns, and its remainder is the rule's place in
+# data.chock.meta.layers[%[1]d].rules. The layer's smallest number decides
+# it; none, its default.
+package chock
+
+import rego.v1
+`, l.index, l.Kind, quote(l.Name), base, max(len(l.Policy.Rules), 1))
 	return b.String()
 }
 
-// layerResults is data.chock.results.<layer>: per rule, in source order,
-// the layer result it gives when it decides.
-func layerResults(l *Layer) []any {
-	out := make([]any, 0, len(l.Policy.Rules))
-	for _, r := range l.Policy.Rules {
-		out = append(out, map[string]any{
-			"layer": l.Kind, "name": l.Name, "decision": r.Decision.String(), "default": false,
-			"rule": map[string]any{"pattern": r.Pattern.String(), "decision": r.Decision.String(), "why": r.Why.Value,
-				"span": r.Span},
-		})
+// layerModule writes the Rego module of one layer, one rule per pattern,
+// and builds the same module as OPA's parser reads it: the head parsed, the
+// rules built as ast values (parsing them is most of the cost of a large
+// policy).
+func layerModule(l *Layer, path string, stride int64) (string, *ast.Module, error) {
+	base := int64(l.index) * stride
+	head := layerHead(l, base)
+	m, err := ast.ParseModuleWithOpts(path, head, ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
+	if err != nil {
+		return "", nil, err
 	}
-	return out
+	text := make([]byte, 0, len(head)+len(l.Policy.Rules)*80)
+	text = append(text, head...)
+	row := strings.Count(head, "\n") + 1
+	wildcard := 0
+	nums := ruleNumbers(l.Policy.Rules, base)
+	m.Rules = make([]*ast.Rule, 0, len(l.Policy.Rules))
+	for i, r := range l.Policy.Rules {
+		c := conditionOf(r.Pattern)
+		lines := c.lines()
+		text = append(text, "\ncore contains "...)
+		text = strconv.AppendInt(text, nums[i], 10)
+		row++
+		loc := &ast.Location{File: path, Row: row, Col: 1}
+		if len(lines) == 1 {
+			text = append(text, " if "...)
+			text = append(text, lines[0]...)
+			text = append(text, '\n')
+			row++
+		} else {
+			text = append(text, " if {\n"...)
+			for _, line := range lines {
+				text = append(text, '\t')
+				text = append(text, line...)
+				text = append(text, '\n')
+			}
+			text = append(text, "}\n"...)
+			row += len(lines) + 2
+		}
+		key := ast.NewTerm(ast.Number(strconv.FormatInt(nums[i], 10)))
+		rule := &ast.Rule{
+			Head:     &ast.Head{Name: coreVar, Reference: ast.Ref{ast.VarTerm("core")}, Key: key, Location: loc},
+			Body:     c.body(&wildcard),
+			Location: loc,
+			Module:   m,
+		}
+		for _, e := range rule.Body {
+			e.Location = loc
+		}
+		m.Rules = append(m.Rules, rule)
+	}
+	return string(text), m, nil
 }
 
-// mainModule writes package chock: input checks, the per-layer decision,
-// the effective decision, and the secrets offered to a call or a server.
-func mainModule(layers []*Layer) string {
+// mainModule writes package chock: input checks, data.chock.core (what
+// chock's engine asks), the decision with its explanation (what stock OPA
+// is asked) and the secrets offered to a call or a server.
+func mainModule(layers []*Layer, segments bool, stride int64) string {
 	var b strings.Builder
 	b.WriteString(`# Generated by chock; do not edit.
 #
@@ -186,6 +373,15 @@ func mainModule(layers []*Layer) string {
 # per layer the most specific matching rule decides (identical patterns:
 # deny beats ask beats allow), else the layer's default; the effective
 # decision is the most restrictive of all layers; at start ask reads as deny.
+#
+# data.chock.core, input {"action": "..."`)
+	if segments {
+		b.WriteString(`, "segments": [...]`)
+	}
+	b.WriteString(`}: what chock's own
+# engine asks, for an action it checked itself: the numbers of the rules
+# that match it, in every layer (see the layer modules), from which
+# data.chock.meta gives the decision.
 #
 # data.chock.secrets, input {"action": "exec.path.gh"} or {"server": "notion"}:
 # the secrets offered to that call or server, before any secret.use decision.
@@ -196,6 +392,8 @@ import rego.v1
 max_segments := `)
 	fmt.Fprintf(&b, "%d\n\n", action.MaxSegments)
 	b.WriteString(`decision_name := ["deny", "ask", "allow"]
+
+rank := {"deny": 0, "ask": 1, "allow": 2}
 
 # Input checks. The happy path asks one rule, input_ok; the errors are
 # worked out only for a malformed input, which is denied with an error,
@@ -223,7 +421,7 @@ input_errors contains "input.action must be a string" if {
 	not is_string(in_action)
 }
 
-input_errors contains "input.action must be 1 to ` + fmt.Sprint(action.MaxSegments) + ` dot-separated non-empty segments without '*', white space, control or invisible characters" if {
+input_errors contains ` + quote(ActionError) + ` if {
 	is_string(in_action)
 	not regex.match(` + actionRE() + `, in_action)
 }
@@ -232,9 +430,9 @@ input_errors contains "input.phase must be \"start\" or \"loop\"" if not in_phas
 
 segments := split(input.action, ".") if input_ok
 
-# segments_match is the generic matcher for patterns glob.match cannot
-# take: pat is the pattern's segments, trailing says its last '*' takes
-# one or more segments.
+# segments_match is the generic matcher for the secrets offered to a call
+# whose pattern glob.match cannot take: pat is the pattern's segments,
+# trailing says its last '*' takes one or more segments.
 segments_match(pat, segs, false) if {
 	count(segs) == count(pat)
 	every i, p in pat {
@@ -254,22 +452,41 @@ segment_ok("*", _)
 segment_ok(p, s) if p == s
 
 `)
-	// One rule body decides, with each layer's [rank, result] in a local:
-	// every virtual document costs OPA an evaluation.
 	var locals, ranks, results, caps []string
+	rules := 0
 	for i, l := range layers {
-		v := fmt.Sprintf("l%d", i)
-		locals = append(locals, fmt.Sprintf("\t%s := data.chock.layer.%s.out", v, l.pkg))
-		ranks = append(ranks, v+"[0]")
-		results = append(results, v+"[1]")
-		if i > 0 && layers[0].Kind == "project" {
-			caps = append(caps, fmt.Sprintf("[%s[0], %s]", v, quote(l.Name)))
+		rules += len(l.Policy.Rules)
+		base, n := int64(i)*stride, max(len(l.Policy.Rules), 1)
+		defaultSpan := ""
+		if l.Policy.Default.Set {
+			defaultSpan = ", \"default_span\": " + spanJSON(l.Policy.Default.Span)
 		}
+		head := fmt.Sprintf(`"layer": %s, "name": %s`, quote(l.Kind), quote(l.Name))
+		fmt.Fprintf(&b, `# layer_%[1]d is layer %[1]d's part in data.chock.decision, given core: the
+# rule of its smallest number, as data.chock.meta records it, or its default.
+layer_%[1]d(nums) := {%[2]s, "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[%[1]d].rules[%[3]s %% %[4]d]
+} else := {%[2]s, "decision": %[5]s, "default": true, "rule": null%[6]s}
+
+`, i, head, layerBest(base, stride), n, quote(l.Policy.Default.Value.String()), defaultSpan)
+		locals = append(locals, fmt.Sprintf("\tl%d := layer_%d(nums)", i, i))
+		ranks = append(ranks, fmt.Sprintf("rank[l%d.decision]", i))
+		results = append(results, fmt.Sprintf("l%d", i))
+		if i > 0 && layers[0].Kind == "project" {
+			caps = append(caps, fmt.Sprintf("[rank[l%d.decision], %s]", i, quote(l.Name)))
+		}
+	}
+	if rules == 0 {
+		b.WriteString("# No layer has rules: data.chock.core has a definition all the same.\ncore contains n if some n in set()\n\n")
+	}
+	with := ""
+	if segments {
+		with = " with input.segments as segments"
 	}
 	capExpr := "\tcapped := null\n"
 	if len(caps) > 0 {
 		// The first org layer at the minimum, when it is below the project's.
-		capExpr = fmt.Sprintf("\tcaps := [x[1] | some x in [%s]; x[0] == eff; eff < l0[0]]\n\tcapped := array.concat(caps, [null])[0]\n", strings.Join(caps, ", "))
+		capExpr = fmt.Sprintf("\tcaps := [x[1] | some x in [%s]; x[0] == eff; eff < rank[l0.decision]]\n\tcapped := array.concat(caps, [null])[0]\n", strings.Join(caps, ", "))
 	}
 	fmt.Fprintf(&b, `decision := {
 	"action": input.action,
@@ -281,13 +498,12 @@ segment_ok(p, s) if p == s
 } if {
 	input_ok
 	phase := object.get(input, "phase", "loop")
+	nums := core%s
 %s
 	eff := min([%s])
 %s	refusal := [phase == "start", eff == 1] == [true, true]
 	final := [eff, 0][to_number(refusal)]
-}
-
-decision := {
+} else := {
 	"action": in_action,
 	"phase": in_phase,
 	"decision": "deny",
@@ -295,13 +511,24 @@ decision := {
 	"layers": [],
 	"capped_by": null,
 	"start_refusal": false,
-} if not input_ok
-`, strings.Join(results, ", "), strings.Join(locals, "\n"), strings.Join(ranks, ", "), capExpr)
+}
+`, strings.Join(results, ", "), with, strings.Join(locals, "\n"), strings.Join(ranks, ", "), capExpr)
 	return b.String()
 }
 
+// layerBest is the smallest of the numbers nums of the layer whose numbers
+// start at base, less base.
+func layerBest(base, stride int64) string {
+	if base == 0 {
+		return fmt.Sprintf("min({x | some x in nums; x < %d})", stride)
+	}
+	return fmt.Sprintf("(min({x | some x in nums; x >= %d; x < %d}) - %d)", base, base+stride, base)
+}
+
 // secretsModule writes package chock.offer: the secrets each call or server
-// is offered (SPEC §7), one indexed rule per secret.
+// is offered (SPEC §7), one rule per secret, indexed where the pattern
+// allows (a call's secrets are few, so a pattern matched on its segments
+// is guarded by its literal prefix only).
 func secretsModule(c *config.Config) string {
 	var b strings.Builder
 	b.WriteString(`# Generated by chock; do not edit.
@@ -316,13 +543,29 @@ import rego.v1
 		}
 		head := fmt.Sprintf(`{"order": %d, "name": %s, "bind": %s, "as": %s, "to": %s, "span": %s}`,
 			order, quote(s.Name.Value), quote(s.Bind.Value.String()), quote(s.Variable()), quote(s.To.Value), spanJSON(s.Span))
-		segs := s.ToPattern.Value.Segments()
+		p := s.ToPattern.Value
+		segs := p.Segments()
 		switch segs[0] {
 		case "exec":
 			// A call of program P is offered every secret whose to matches exec.path.P.
-			for _, cond := range conditions(s.ToPattern.Value) {
-				fmt.Fprintf(&b, "for_action contains %s if {\n\t%s\n}\n\n", head, cond)
+			cond := conditionOf(p)
+			lines := cond.lines()
+			if cond.needsSegments() {
+				prefix := ""
+				for i, sg := range segs {
+					if p.Kind(i) != action.Literal {
+						break
+					}
+					prefix += sg + "."
+				}
+				quoted := make([]string, len(segs))
+				for i, sg := range segs {
+					quoted[i] = quote(sg)
+				}
+				lines = []string{fmt.Sprintf("startswith(input.action, %s)", quote(prefix)),
+					fmt.Sprintf("data.chock.segments_match([%s], data.chock.segments, %v)", strings.Join(quoted, ", "), p.Kind(len(segs)-1) == action.Trailing)}
 			}
+			fmt.Fprintf(&b, "for_action contains %s if {\n\t%s\n}\n\n", head, strings.Join(lines, "\n\t"))
 		case "mcp":
 			// A server S is offered the secrets whose to covers S's whole
 			// namespace: mcp.S.*, mcp.*.* or mcp.*.

@@ -17,6 +17,16 @@ import (
 // data.chock.decision replaced by body: a bundle edited by hand.
 func withDecision(t *testing.T, body string) *bundle.Bundle {
 	t.Helper()
+	return withMain(t, func(main string) string {
+		start, end := strings.Index(main, "\ndecision := {"), strings.Index(main, "\nsecrets := [")
+		return main[:start] + "\n" + body + "\n" + main[end:]
+	})
+}
+
+// withMain is the compiled bundle of a small policy with its package chock
+// edited by edit: a bundle edited by hand.
+func withMain(t *testing.T, edit func(string) string) *bundle.Bundle {
+	t.Helper()
 	c, _ := config.Load("chock.zon", []byte(`.{ .policy = .{ .allow = .{"exec.path.gh"} } }`))
 	out, err := compile.Compile(compile.Input{Config: c})
 	if err != nil {
@@ -26,7 +36,7 @@ func withDecision(t *testing.T, body string) *bundle.Bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := "package chock\n\nimport rego.v1\n\n" + body + "\n\nsecrets := []\n"
+	src := edit(out.Modules[compile.MainModule])
 	m, err := ast.ParseModuleWithOpts("/chock/main.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
 	if err != nil {
 		t.Fatal(err)
@@ -72,17 +82,63 @@ func TestContract(t *testing.T) {
 			}
 		})
 	}
-	// The same hand-written decision, right for well-formed and malformed
-	// actions alike, loads and decides.
-	good := obj(``) + ` if not contains(input.action, "..")
+	// A hand-written decision that keeps the contract, and answers as the
+	// policy does, right for well-formed and malformed actions alike,
+	// loads; the engine decides from data.chock.core.
+	good := `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": data.chock.meta.layers[0].rules[0]}], "capped_by": null, "start_refusal": false} if input.action == "exec.path.gh"
+decision := {"action": input.action, "phase": input.phase, "decision": "deny", "layers": [{"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null}], "capped_by": null, "start_refusal": false} if {
+	not contains(input.action, "..")
+	input.action != "exec.path.gh"
+}
 decision := {"action": input.action, "phase": input.phase, "decision": "deny", "error": "bad", "layers": [], "capped_by": null, "start_refusal": false} if contains(input.action, "..")`
 	e, err := New(context.Background(), withDecision(t, good))
 	if err != nil {
 		t.Fatal(err)
 	}
 	d, err := e.Decide(context.Background(), "exec.path.gh", config.Loop)
-	if err != nil || d.Decision != config.Allow || d.Decider().Rule.Pattern != "exec.*" {
+	if err != nil || d.Decision != config.Allow || d.Decider().Rule.Pattern != "exec.path.gh" {
 		t.Fatalf("%+v %v", d, err)
+	}
+	// data.chock.decision and data.chock.core must agree.
+	for _, c := range []struct{ name, body, want string }{
+		{"decisions disagree", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [{"layer": "project", "name": "project", "decision": "allow", "default": true, "rule": null}], "capped_by": null, "start_refusal": false} if not contains(input.action, "..")
+decision := {"action": input.action, "phase": input.phase, "decision": "deny", "error": "bad", "layers": [], "capped_by": null, "start_refusal": false} if contains(input.action, "..")`, `data.chock.decision and data.chock.core disagree on "chock.probe"`},
+	} {
+		if _, err := New(context.Background(), withDecision(t, c.body)); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want ErrContract with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestCoreContract: a bundle whose data.chock.core answers outside its
+// contract (a set of numbers the bundle's rules can have) is refused when
+// it is loaded.
+func TestCoreContract(t *testing.T) {
+	for _, c := range []struct{ name, core, want string }{
+		{"undefined", `core := 1 if false`, `data.chock.core gives no answer for "chock.probe"`},
+		{"not a set", `core := 7`, `data.chock.core answers 7, not a set of rule numbers`},
+		{"not a number", `core contains "x"`, `data.chock.core answers "x", not a rule number`},
+		{"a negative number", `core contains -1`, `answers -1, not a rule number`},
+		{"a fraction", `core contains 0.5`, `answers 0.5, not a rule number`},
+		{"a number no rule has", `core contains 1`, `rule number 1, where layer 0 records 1 rules`},
+		{"a number in no layer", `core contains 10`, `rule number 10 is in no layer of the bundle's 1`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := withMain(t, func(main string) string { return main })
+			src := "package chock\n\nimport rego.v1\n\n" + c.core + "\n"
+			m, err := ast.ParseModuleWithOpts("/chock/layer/project.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range b.Modules {
+				if b.Modules[i].Path == "/chock/layer/project.rego" {
+					b.Modules[i].Raw, b.Modules[i].Parsed = []byte(src), m
+				}
+			}
+			if _, err := New(context.Background(), b); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want ErrContract with %q", err, c.want)
+			}
+		})
 	}
 }
 

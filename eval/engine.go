@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +23,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 )
 
 // Engine decides actions against one compiled policy. It is safe for
@@ -32,7 +36,9 @@ type Engine struct {
 // prepared is one loaded policy: its prepared queries and what it says of
 // itself.
 type prepared struct {
-	decide   rego.PreparedEvalQuery
+	// core is data.chock.core: per layer, the numbers of the rules that
+	// match an action; Go fills the decision in from meta.
+	core     rego.PreparedEvalQuery
 	secrets  rego.PreparedEvalQuery
 	revision string
 	meta     Meta
@@ -89,54 +95,76 @@ func New(ctx context.Context, b *bundle.Bundle) (*Engine, error) {
 	return e, nil
 }
 
-// FromOutput prepares an engine straight from a compilation.
+// FromOutput prepares an engine straight from a compilation, on its one
+// compile: nothing is compiled again. The modules are this chock's own, so
+// the probe checks only the contract of data.chock.core's answers.
 func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
-	b, err := out.Bundle(nil)
-	if err != nil {
+	p := &prepared{revision: out.Revision, meta: *out.Meta}
+	if err := p.prepareQueries(ctx, out.Compiler(), inmem.New()); err != nil {
 		return nil, err
 	}
-	return New(ctx, b)
+	if err := p.probe(ctx, nil); err != nil {
+		return nil, err
+	}
+	e := &Engine{}
+	e.cur.Store(p)
+	return e, nil
 }
 
+// prepareQueries prepares the core and secrets queries on one compiler.
+func (p *prepared) prepareQueries(ctx context.Context, c *ast.Compiler, store storage.Store) error {
+	var err error
+	if p.core, err = prepareQuery(ctx, c, store, "data.chock.core"); err != nil {
+		return fmt.Errorf("preparing the decision query: %w", err)
+	}
+	if p.secrets, err = prepareQuery(ctx, c, store, "data.chock.secrets"); err != nil {
+		return fmt.Errorf("preparing the secrets query: %w", err)
+	}
+	return nil
+}
+
+// prepareQuery prepares one query on a compiled policy: the query alone is
+// compiled.
+func prepareQuery(ctx context.Context, c *ast.Compiler, store storage.Store, query string) (rego.PreparedEvalQuery, error) {
+	return rego.New(rego.Query(query), rego.Compiler(c), rego.Store(store), rego.Capabilities(compile.Capabilities())).PrepareForEval(ctx)
+}
+
+// prepare compiles a bundle's modules once, with compile.Capabilities,
+// and prepares every query on that compilation: data.chock.core and
+// data.chock.secrets, and data.chock.decision for the probe, which holds
+// the two decisions to each other.
 func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
 	m, err := compile.MetaOf(b.Data)
 	if err != nil {
 		return nil, err
 	}
+	mods := make(map[string]*ast.Module, len(b.Modules))
+	for _, mf := range b.Modules {
+		mod := mf.Parsed
+		if mod == nil {
+			if mod, err = ast.ParseModuleWithOpts(mf.Path, string(mf.Raw), ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true}); err != nil {
+				return nil, err
+			}
+		}
+		mods[mf.Path] = mod
+	}
+	c := ast.NewCompiler().WithCapabilities(compile.Capabilities())
+	if c.Compile(mods); c.Failed() {
+		return nil, fmt.Errorf("compiling the bundle: %w", c.Errors)
+	}
+	store := inmem.NewFromObjectWithOpts(b.Data, inmem.OptRoundTripOnWrite(false))
 	p := &prepared{revision: b.Manifest.Revision, meta: *m}
-	caps := pure()
-	p.decide, err = rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b), rego.Capabilities(caps)).PrepareForEval(ctx)
+	if err := p.prepareQueries(ctx, c, store); err != nil {
+		return nil, err
+	}
+	full, err := prepareQuery(ctx, c, store, "data.chock.decision")
 	if err != nil {
 		return nil, fmt.Errorf("preparing the decision query: %w", err)
 	}
-	p.secrets, err = rego.New(rego.Query("data.chock.secrets"), rego.ParsedBundle("chock", b), rego.Capabilities(caps)).PrepareForEval(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("preparing the secrets query: %w", err)
-	}
-	if err := p.probe(ctx); err != nil {
+	if err := p.probe(ctx, &full); err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-// pure is OPA's capabilities without a built-in function that reaches
-// outside the evaluation or depends on more than its arguments
-// (http.send, net.lookup_ip_addr, opa.runtime, time, randomness) or
-// writes anywhere (print, trace). A decision is a function of the bundle
-// and the input alone: that is what lets decisions be cached, and a
-// bundle from elsewhere cannot make chock send a request or read its
-// environment. Such a bundle does not load ("undefined function").
-func pure() *ast.Capabilities {
-	c := ast.CapabilitiesForThisVersion()
-	keep := make([]*ast.Builtin, 0, len(c.Builtins))
-	for _, b := range c.Builtins {
-		if b.Nondeterministic || b.Name == "print" || b.Name == "internal.print" || b.Name == "trace" {
-			continue
-		}
-		keep = append(keep, b)
-	}
-	c.Builtins = keep
-	return c
 }
 
 // probeAction is an action no policy names, asked once when a bundle is
@@ -144,31 +172,64 @@ func pure() *ast.Capabilities {
 // session relies on it.
 const probeAction = "chock.probe"
 
-// probe asks one decision at each phase and a malformed one, and checks
-// the answers against the contract.
-func (p *prepared) probe(ctx context.Context) error {
+// probeActions are what the probe asks at each phase: a malformed action,
+// one no policy names, and for the first and last rule of every
+// layer an action its pattern matches.
+func (p *prepared) probeActions() []string {
+	out := []string{"chock..probe", probeAction}
+	for _, l := range p.meta.Layers {
+		for i, r := range l.Rules {
+			if i == 0 || i == len(l.Rules)-1 {
+				out = append(out, strings.ReplaceAll(r.Pattern, "*", "chock-probe"))
+			}
+		}
+	}
+	return out
+}
+
+// probe asks decisions at each phase, a malformed one among them, and
+// checks the answers of data.chock.core against the contract; given full,
+// data.chock.decision's too, and that the two agree.
+func (p *prepared) probe(ctx context.Context, full *rego.PreparedEvalQuery) error {
 	if len(p.meta.Layers) == 0 {
 		return contractErr("the bundle records no policy layer")
 	}
 	for _, ph := range []config.Phase{config.Start, config.Loop} {
-		for _, a := range []string{probeAction, "chock..probe"} {
-			rs, err := p.decide.Eval(ctx, rego.EvalParsedInput(actionInput(a, ph)))
+		for _, a := range p.probeActions() {
+			d, err := p.decide(ctx, a, ph)
+			if err != nil {
+				return err
+			}
+			if full == nil {
+				continue
+			}
+			rs, err := full.Eval(ctx, rego.EvalParsedInput(actionInput(a, ph)))
 			if err != nil {
 				return fmt.Errorf("evaluating %s: %w", a, err)
 			}
 			if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 				return contractErr("no decision for %s", a)
 			}
-			d, err := toDecision(rs[0].Expressions[0].Value, a, ph, &p.meta)
+			fd, err := toDecision(rs[0].Expressions[0].Value, a, ph, &p.meta)
 			if err != nil {
 				return err
 			}
-			if malformed := a != probeAction; (d.Error != "") != malformed {
-				return contractErr("%q is malformed: %v; the answer says: %v", a, malformed, d.Error != "")
+			if malformed := d.Error != ""; (fd.Error != "") != malformed {
+				return contractErr("%q is malformed: %v; the answer says: %v", a, malformed, fd.Error != "")
+			}
+			if !sameDecision(d, fd) {
+				return contractErr("data.chock.decision and data.chock.core disagree on %q at %s", a, ph)
 			}
 		}
 	}
 	return nil
+}
+
+// sameDecision says whether two decisions agree, their error texts aside.
+func sameDecision(a, b *Decision) bool {
+	x, y := *a, *b
+	x.Error, y.Error = "", ""
+	return reflect.DeepEqual(x, y)
 }
 
 // Swap replaces the policy. Decisions in flight finish on the old one; the
@@ -272,19 +333,154 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 	if d, ok := p.decisions.get(key); ok {
 		return d.clone(), nil
 	}
-	rs, err := p.decide.Eval(ctx, rego.EvalParsedInput(actionInput(action, phase)))
-	if err != nil {
-		return nil, fmt.Errorf("evaluating %q: %w", action, err)
-	}
-	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
-		return nil, fmt.Errorf("the policy gave no decision for %q", action)
-	}
-	d, err := toDecision(rs[0].Expressions[0].Value, action, phase, &p.meta)
+	d, err := p.decide(ctx, action, phase)
 	if err != nil {
 		return nil, fmt.Errorf("deciding %q: %w", action, err)
 	}
 	p.decisions.put(key, d.clone())
 	return d, nil
+}
+
+// decide checks the action, asks data.chock.core which rule decides each
+// layer, and fills the decision in from the bundle's meta.
+func (p *prepared) decide(ctx context.Context, a string, phase config.Phase) (*Decision, error) {
+	n, ok := action.Valid(a)
+	if !ok {
+		return &Decision{Action: a, Phase: phase, Decision: config.Deny, Error: compile.ActionError}, nil
+	}
+	rs, err := p.core.Eval(ctx, rego.EvalParsedInput(p.coreInput(a, n)))
+	if err != nil {
+		return nil, fmt.Errorf("evaluating %q: %w", a, err)
+	}
+	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+		return nil, contractErr("data.chock.core gives no answer for %q", a)
+	}
+	return p.fill(rs[0].Expressions[0].Value, a, phase)
+}
+
+var (
+	actionKey   = ast.InternedTerm("action")
+	segmentsKey = ast.InternedTerm("segments")
+)
+
+// coreInput is data.chock.core's input: the action, and its n segments
+// when the policy matches rules on them.
+func (p *prepared) coreInput(a string, n int) ast.Value {
+	if !p.meta.Segments {
+		return ast.NewObject([2]*ast.Term{actionKey, ast.StringTerm(a)})
+	}
+	segs := make([]*ast.Term, 0, n)
+	for rest := a; ; {
+		i := strings.IndexByte(rest, '.')
+		if i < 0 {
+			segs = append(segs, ast.StringTerm(rest))
+			break
+		}
+		segs = append(segs, ast.StringTerm(rest[:i]))
+		rest = rest[i+1:]
+	}
+	return ast.NewObject([2]*ast.Term{actionKey, ast.StringTerm(a)}, [2]*ast.Term{segmentsKey, ast.ArrayTerm(segs...)})
+}
+
+// fill types one answer of data.chock.core, checking it against the
+// contract (a set of numbers the bundle's rules can have), and works the
+// decision out: per layer, the rule of its smallest number (a number's
+// quotient by meta's stride is its layer; its remainder's by the layer's
+// number of rules, the rule's place), or the default; the most
+// restrictive of the layers; the first org at it, when it is below the
+// project's; at start, ask read as deny.
+func (p *prepared) fill(v any, a string, phase config.Phase) (*Decision, error) {
+	nums, ok := v.([]any)
+	if !ok {
+		return nil, contractErr("data.chock.core answers %s, not a set of rule numbers", describe(v))
+	}
+	layers := p.meta.Layers
+	best := make([]int64, len(layers))
+	for i := range best {
+		best[i] = -1
+	}
+	stride := p.meta.Stride
+	for _, x := range nums {
+		k, ok := ruleNumber(x)
+		if !ok || stride <= 0 {
+			return nil, contractErr("data.chock.core answers %s, not a rule number", describe(x))
+		}
+		i, k := k/stride, k%stride
+		if i >= int64(len(layers)) {
+			return nil, contractErr("rule number %s is in no layer of the bundle's %d", describe(x), len(layers))
+		}
+		if n := int64(len(layers[i].Rules)); k/max(n, 1) >= n {
+			return nil, contractErr("rule number %s, where layer %d records %d rules", describe(x), i, n)
+		}
+		if best[i] < 0 || k < best[i] {
+			best[i] = k
+		}
+	}
+	d := &Decision{Action: a, Phase: phase, Layers: make([]Layer, len(layers))}
+	eff := config.Allow
+	for i := range layers {
+		lm, l := &layers[i], &d.Layers[i]
+		l.Layer, l.Name = lm.Kind, lm.Name
+		if best[i] < 0 {
+			l.Decision, l.Default = lm.Default.Value, true
+			if lm.Default.Set {
+				sp := lm.Default.Span
+				l.DefaultSpan = &sp
+			}
+		} else {
+			r := lm.Rules[best[i]%int64(len(lm.Rules))]
+			l.Decision, l.Rule = r.Decision, &r
+		}
+		eff = min(eff, l.Decision)
+	}
+	d.Decision = eff
+	if d.Layers[0].Layer == "project" && eff < d.Layers[0].Decision {
+		for i := 1; i < len(d.Layers); i++ {
+			if d.Layers[i].Decision == eff {
+				name := d.Layers[i].Name
+				d.CappedBy = &name
+				break
+			}
+		}
+	}
+	if phase == config.Start && eff == config.Ask {
+		d.Decision, d.StartRefusal = config.Deny, true
+	}
+	return d, nil
+}
+
+// ruleNumber reads a rule number of data.chock.core's answer: a
+// non-negative integer.
+func ruleNumber(x any) (int64, bool) {
+	var k int64
+	switch n := x.(type) {
+	case json.Number:
+		var err error
+		if k, err = n.Int64(); err != nil {
+			return 0, false
+		}
+	case int:
+		k = int64(n)
+	case int64:
+		k = n
+	case float64:
+		if n != math.Trunc(n) || n > math.MaxInt64/2 {
+			return 0, false
+		}
+		k = int64(n)
+	default:
+		return 0, false
+	}
+	return k, k >= 0
+}
+
+// describe names what a value of an answer is, for an error.
+func describe(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > 80 {
+		return fmt.Sprintf("a %T", v)
+	}
+	return string(b)
 }
 
 // clone copies a decision deeply enough that callers cannot change a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chockhq/chock/internal/rounds"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -356,21 +357,26 @@ func benchSession(b *testing.B, policy string) *Session {
 	return s
 }
 
-// BenchmarkExecTrue: a brokered exec of /bin/true (policy, secrets query,
-// log) beside a plain os/exec run of the same.
+// BenchmarkExecTrue interleaves, round by round in one process, a
+// brokered exec of /bin/true with the sandbox off (--no-sandbox: policy,
+// secrets query, log) with a plain os/exec run of the same, capturing output as the
+// broker does, and reports the median of the rounds' ratios.
 func BenchmarkExecTrue(b *testing.B) {
-	b.Run("brokered", func(b *testing.B) {
-		s := benchSession(b, `.{ .policy = .{ .allow = .{"exec.path.true"} } }`)
-		ctx := context.Background()
-		for b.Loop() {
+	e, c := testEngine(b, `.{ .policy = .{ .allow = .{"exec.path.true"} } }`)
+	s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(),
+		BaseEnv: []string{"PATH=/usr/bin:/bin"}, NoSandbox: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	r := rounds.Calls(b, 5,
+		func(int) {
 			if _, err := s.Run(ctx, &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"/bin/true"}}}); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("os-exec", func(b *testing.B) {
-		// The same program, capturing stdout and stderr as the broker does.
-		for b.Loop() {
+		},
+		func(int) {
 			var stdout, stderr strings.Builder
 			cmd := exec.Command("/bin/true")
 			cmd.Env = []string{"PATH=/usr/bin:/bin"}
@@ -378,8 +384,8 @@ func BenchmarkExecTrue(b *testing.B) {
 			if err := cmd.Run(); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+		})
+	r.Report(b, "brokered/os-exec", "brokered-ns/op", "os-exec-ns/op")
 }
 
 // BenchmarkSandboxExec interleaves, in one process, a brokered sandboxed

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/chockhq/chock/internal/rounds"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"net/http/httptest"
 	"net/netip"
@@ -293,50 +294,49 @@ func TestRemoteFailureIsLogged(t *testing.T) {
 	}
 }
 
-// BenchmarkMCPCall is a tools/call round trip to the same local server
-// (this test binary as the stdio helper, echo): proxied through a session
-// (policy, audit, redaction, the hardened adapter, the log) and direct
-// through a bare go-sdk client.
+// BenchmarkMCPCall interleaves, round by round in one process, a
+// tools/call round trip to the same local server (this test binary as the
+// stdio helper, echo) proxied through a session (policy, audit,
+// redaction, the hardened adapter, the log) and direct through a bare
+// go-sdk client to a helper of its own, both clients alive throughout,
+// and reports the median of the rounds' ratios proxied/direct.
 func BenchmarkMCPCall(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"message":"hello"}`)
-	b.Run("proxied", func(b *testing.B) {
-		policy := fmt.Sprintf(`.{
+	policy := fmt.Sprintf(`.{
     .policy = .{ .allow = .{ "mcp.helper.tool.echo", "mcp.helper.network" } },
     .mcp_servers = .{ .{ .name = "helper", .command = .{ "/bin/sh", "-c", "%s= exec \"$0\" -test.run='^$'", %q } } },
 }`, mcptest.ServeEnv, exe)
-		s := benchSession(b, policy)
-		if sts, err := s.StartServers(context.Background()); err != nil || !sts[0].Started {
-			b.Fatalf("%+v %v", sts, err)
-		}
-		ctx := context.Background()
-		for b.Loop() {
+	s := benchSession(b, policy)
+	if sts, err := s.StartServers(context.Background()); err != nil || !sts[0].Started {
+		b.Fatalf("%+v %v", sts, err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", mcptest.ServeEnv+`= exec "$0" -test.run='^$'`, exe)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	ctx := context.Background()
+	r := rounds.Calls(b, 20,
+		func(int) {
 			res, err := s.Run(ctx, &Call{Tool: "mcp", MCP: &MCPRequest{Server: "helper", Tool: "echo", Arguments: args}})
 			if err != nil || res.Content != "echo: hello" {
 				b.Fatal(res, err)
 			}
-		}
-	})
-	b.Run("direct", func(b *testing.B) {
-		cmd := exec.Command("/bin/sh", "-c", mcptest.ServeEnv+`= exec "$0" -test.run='^$'`, exe)
-		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-		cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		ctx := context.Background()
-		for b.Loop() {
+		},
+		func(int) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}})
 			if err != nil || len(res.Content) != 1 {
 				b.Fatal(res, err)
 			}
-		}
-	})
+		})
+	r.Report(b, "proxied/direct", "proxied-ns/op", "direct-ns/op")
 }
 
 // TestLookalikeLeavesOthersAlone: names that only resemble Chock's own in

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chockhq/chock/internal/rounds"
 )
 
 // genChockZON makes a chock.zon-like document of about size bytes: policy
@@ -61,9 +63,11 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkJSONDecode decodes the same documents' JSON rendering into any
-// with encoding/json, the yardstick `make bench` compares BenchmarkParse to.
-func BenchmarkJSONDecode(b *testing.B) {
+// BenchmarkZONvsJSON interleaves, round by round in one process, Parse of
+// each document with encoding/json decoding its JSON rendering into any,
+// and reports the throughput ratio ZON/JSON (JSON's time over Parse's, the
+// median of the rounds').
+func BenchmarkZONvsJSON(b *testing.B) {
 	for name, src := range benchInputs(b) {
 		v, err := Parse("bench.zon", src)
 		if err != nil {
@@ -71,15 +75,19 @@ func BenchmarkJSONDecode(b *testing.B) {
 		}
 		js := JSON(v)
 		b.Run(name, func(b *testing.B) {
-			// The same byte count as the ZON side, so MB/s compare documents.
-			b.SetBytes(int64(len(src)))
-			b.ReportAllocs()
-			for b.Loop() {
-				var out any
-				if err := json.Unmarshal(js, &out); err != nil {
-					b.Fatal(err)
-				}
-			}
+			r := rounds.Calls(b, 3,
+				func(int) {
+					var out any
+					if err := json.Unmarshal(js, &out); err != nil {
+						b.Fatal(err)
+					}
+				},
+				func(int) {
+					if _, err := Parse("bench.zon", src); err != nil {
+						b.Fatal(err)
+					}
+				})
+			r.Report(b, "zon/json", "json-ns/op", "zon-ns/op")
 		})
 	}
 }

@@ -153,7 +153,7 @@ func (p *checker) stop(t rawTok) {
 	if p.abort != nil {
 		return
 	}
-	pos := diag.Pos{Line: t.line, Col: t.col, Offset: t.start}
+	pos := diag.Pos{Line: int(t.line), Col: int(t.col), Offset: int(t.start)}
 	p.abort = &diag.Diagnostic{
 		Span:     diag.Span{File: p.file, Start: pos, End: pos},
 		Severity: diag.Error, Code: CodeTooDeep,
@@ -164,7 +164,7 @@ func (p *checker) stop(t rawTok) {
 
 func (p *checker) text(t ctok) string { return p.src[t.start:t.end] }
 
-func tpos(t ctok) diag.Pos { return diag.Pos{Line: t.line, Col: t.col, Offset: t.start} }
+func tpos(t ctok) diag.Pos { return diag.Pos{Line: int(t.line), Col: int(t.col), Offset: int(t.start)} }
 
 // fail is gen.fail: a diagnostic at the start of token t.
 func (p *checker) fail(code string, t ctok, msg, hint string) *diag.Diagnostic {
@@ -1209,7 +1209,7 @@ func (p *checker) syntaxError(idx int) *diag.Diagnostic {
 			// Like Zig, point just past the previous token when the
 			// offending one starts a new line: that is where something
 			// is missing.
-			pos = diag.Pos{Line: prev.line, Col: prev.col + prev.end - prev.start, Offset: prev.end}
+			pos = diag.Pos{Line: int(prev.line), Col: int(prev.col + prev.end - prev.start), Offset: int(prev.end)}
 		}
 	}
 	return &diag.Diagnostic{

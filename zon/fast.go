@@ -24,6 +24,8 @@ type fastParser struct {
 	depth int
 	// stack holds the child nodes of the open containers.
 	stack []uint32
+	// laneEq is where the '=' laneFieldHead found ends.
+	laneEq int
 }
 
 // fastTree parses a well-formed document, or reports ok == false. It
@@ -84,6 +86,15 @@ func isName(t *rawTok) bool { return t.typ == tokIdent || t.typ == tokQuotedIden
 
 // value parses one value and returns its node.
 func (p *fastParser) value() (uint32, bool) {
+	if nd, ok := p.laneValue(); ok {
+		return p.t.add(nd), p.plainEnd()
+	}
+	if p.nbuf == 0 && p.sc.pos+1 < len(p.src) && p.src[p.sc.pos] == '.' && p.src[p.sc.pos+1] == '{' {
+		// laneValue left the white space skipped: .{ is next, two tokens.
+		dot := p.sc.pos
+		p.sc.pos += 2
+		return p.initListBody(dot)
+	}
 	t := p.peek(0)
 	switch t.typ {
 	case tokPunct:
@@ -211,6 +222,11 @@ func (p *fastParser) str(s string) uint32 {
 // expression (an operator, a suffix or an initializer), which only the
 // error path can judge.
 func (p *fastParser) plainEnd() bool {
+	if p.nbuf == 0 && p.space() {
+		if c := p.sc.src[p.sc.pos]; c == ',' || c == '}' {
+			return true
+		}
+	}
 	t := p.peek(0)
 	return t.typ == lexer.EOF || p.is(t, ',') || p.is(t, '}')
 }
@@ -268,22 +284,32 @@ func (p *fastParser) quotedName(t *rawTok) (string, bool) {
 
 // initList parses .{ ... } with the dot next.
 func (p *fastParser) initList() (uint32, bool) {
+	dot := p.peek(0).start
+	p.advance(2) // . {
+	return p.initListBody(int(dot))
+}
+
+// initListBody parses a container from what follows its .{, the dot at
+// offset dot.
+func (p *fastParser) initListBody(dot int) (uint32, bool) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > MaxDepth {
 		return 0, false // the error path reports it
 	}
-	dot := p.peek(0).start
-	p.advance(2) // . {
-	t := p.peek(0)
-	if p.is(t, '}') {
-		nd := node{kind: uint8(KindEmpty), start: uint32(dot), end: uint32(t.end)}
-		p.advance(1)
-		return p.t.add(nd), p.plainEnd()
-	}
 	kind := KindTuple
-	if p.is(t, '.') && isName(p.peek(1)) && p.is(p.peek(2), '=') {
+	if _, _, ok := p.laneFieldHead(); ok {
 		kind = KindStruct
+	} else {
+		t := p.peek(0)
+		if p.is(t, '}') {
+			nd := node{kind: uint8(KindEmpty), start: uint32(dot), end: uint32(t.end)}
+			p.advance(1)
+			return p.t.add(nd), p.plainEnd()
+		}
+		if p.is(t, '.') && isName(p.peek(1)) && p.is(p.peek(2), '=') {
+			kind = KindStruct
+		}
 	}
 	self := p.t.add(node{kind: uint8(kind), start: uint32(dot)})
 	base := len(p.stack)
@@ -297,12 +323,21 @@ func (p *fastParser) initList() (uint32, bool) {
 		return 0, false
 	}
 	// The closing brace is next.
-	end := p.peek(0).end
-	p.advance(1)
+	var end uint32
+	if p.nbuf == 0 && p.space() && p.src[p.sc.pos] == '}' {
+		p.sc.pos++
+		end = uint32(p.sc.pos)
+	} else {
+		end = p.peek(0).end
+		p.advance(1)
+	}
 	nd := p.t.node(self)
 	nd.end = uint32(end)
 	nd.aux = uint32(len(p.t.kids))
 	nd.val = uint64(len(p.stack) - base)
+	if kind == KindTuple {
+		p.t.nelems += len(p.stack) - base
+	}
 	p.t.kids = append(p.t.kids, p.stack[base:]...)
 	p.stack = p.stack[:base]
 	return self, p.plainEnd()
@@ -326,18 +361,27 @@ func (p *fastParser) tupleBody() bool {
 func (p *fastParser) structBody(base int) bool {
 	var names map[string]struct{}
 	for {
-		t, n1, n2 := p.peek(0), p.peek(1), p.peek(2)
-		if !p.is(t, '.') || !isName(n1) || !p.is(n2, '=') {
-			return false
-		}
-		f := node{kind: kindField, start: uint32(n1.start), end: uint32(n1.end)}
-		name := p.src[n1.start:n1.end]
-		if n1.typ == tokQuotedIdent {
-			var ok bool
-			if name, ok = p.quotedName(n1); !ok {
+		var f node
+		var name string
+		if start, end, ok := p.laneFieldHead(); ok {
+			p.sc.pos = p.laneEq
+			f = node{kind: kindField, start: uint32(start), end: uint32(end)}
+			name = p.src[start:end]
+		} else {
+			t, n1, n2 := p.peek(0), p.peek(1), p.peek(2)
+			if !p.is(t, '.') || !isName(n1) || !p.is(n2, '=') {
 				return false
 			}
-			f.flags, f.aux = flagStr, p.str(name)
+			f = node{kind: kindField, start: uint32(n1.start), end: uint32(n1.end)}
+			name = p.src[n1.start:n1.end]
+			if n1.typ == tokQuotedIdent {
+				var ok bool
+				if name, ok = p.quotedName(n1); !ok {
+					return false
+				}
+				f.flags, f.aux = flagStr, p.str(name)
+			}
+			p.advance(3)
 		}
 		// Duplicates go to the error path, which reports them as Zig does.
 		nfields := len(p.stack) - base
@@ -360,7 +404,6 @@ func (p *fastParser) structBody(base int) bool {
 				names[name] = struct{}{}
 			}
 		}
-		p.advance(3)
 		p.stack = append(p.stack, p.t.add(f))
 		if _, ok := p.value(); !ok {
 			return false
@@ -375,6 +418,18 @@ func (p *fastParser) structBody(base int) bool {
 // closing '}'), or the '}', which it leaves next. closed says the container
 // ends; ok is false for anything else.
 func (p *fastParser) afterElement() (closed, ok bool) {
+	if p.nbuf == 0 && p.space() {
+		switch p.sc.src[p.sc.pos] {
+		case ',':
+			p.sc.pos++
+			if p.space() {
+				return p.sc.src[p.sc.pos] == '}', true
+			}
+			return p.is(p.peek(0), '}'), true
+		case '}':
+			return true, true
+		}
+	}
 	t := p.peek(0)
 	if p.is(t, ',') {
 		p.advance(1)
@@ -383,4 +438,110 @@ func (p *fastParser) afterElement() (closed, ok bool) {
 		return false, false
 	}
 	return p.is(t, '}'), true
+}
+
+// The lane: the commonest shapes read straight from the bytes, with no
+// token, while no token is peeked. Each recognises its shape whole, or
+// leaves everything as it was, but for the white space it skipped, which
+// the scanner skips alike (lines counted, comments kept), for the token
+// path.
+
+// space skips white space and comments as the scanner does, and says
+// whether a byte the lane may read follows: not the end, not a '/' that
+// starts no comment, not a comment that is a token (a doc comment, or one
+// the scanner calls invalid), which it leaves peeked.
+func (p *fastParser) space() bool {
+	s := &p.sc
+	for s.pos < len(s.src) {
+		switch s.src[s.pos] {
+		case ' ', '\t', '\r':
+			s.pos++
+		case '\n':
+			s.pos++
+			s.line++
+			s.lineStart = s.pos
+		case '/':
+			if s.pos+1 >= len(s.src) || s.src[s.pos+1] != '/' {
+				return false
+			}
+			if t, isTok := s.comment(); isTok {
+				p.ring[p.head] = t
+				p.nbuf = 1
+				return false
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// laneIdent is the end of the plain identifier (not a keyword) that
+// starts at i, or -1.
+func (p *fastParser) laneIdent(i int) int {
+	src := p.src
+	if i >= len(src) || !isIdentStart(src[i]) {
+		return -1
+	}
+	j := i + 1
+	for j < len(src) && isIdentChar(src[j]) {
+		j++
+	}
+	if isKeyword(src[i:j]) {
+		return -1
+	}
+	return j
+}
+
+// laneFieldHead reports whether `.name =` comes next, a plain name and
+// '=' alone (not == or =>), with blanks between but no line end; it
+// returns the name's offsets and leaves where the '=' ends in p.laneEq,
+// consuming nothing.
+func (p *fastParser) laneFieldHead() (start, end int, ok bool) {
+	if p.nbuf != 0 || !p.space() {
+		return 0, 0, false
+	}
+	src, i := p.src, p.sc.pos
+	if src[i] != '.' {
+		return 0, 0, false
+	}
+	j := p.laneIdent(i + 1)
+	if j < 0 {
+		return 0, 0, false
+	}
+	k := j
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	if k >= len(src) || src[k] != '=' || k+1 < len(src) && (src[k+1] == '=' || src[k+1] == '>') {
+		return 0, 0, false
+	}
+	p.laneEq = k + 1
+	return i + 1, j, true
+}
+
+// laneValue reads a string without escapes, or an enum literal with a
+// plain name, and returns its node.
+func (p *fastParser) laneValue() (node, bool) {
+	if p.nbuf != 0 || !p.space() {
+		return node{}, false
+	}
+	src, i := p.src, p.sc.pos
+	switch src[i] {
+	case '"':
+		j := i + 1
+		for j < len(src) && src[j] != '"' && src[j] != '\\' && src[j] >= 0x20 && src[j] != 0x7f {
+			j++
+		}
+		if j < len(src) && src[j] == '"' {
+			p.sc.pos = j + 1
+			return node{kind: uint8(KindString), start: uint32(i), end: uint32(j + 1)}, true
+		}
+	case '.':
+		if j := p.laneIdent(i + 1); j >= 0 {
+			p.sc.pos = j
+			return node{kind: uint8(KindEnum), start: uint32(i), end: uint32(j), aux: uint32(i + 1)}, true
+		}
+	}
+	return node{}, false
 }

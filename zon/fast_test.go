@@ -14,8 +14,8 @@ func valueDiff(path string, a, b *Value) string {
 	if a.Kind != b.Kind {
 		return fmt.Sprintf("%s: kind %v vs %v", path, a.Kind, b.Kind)
 	}
-	if a.Span != b.Span {
-		return fmt.Sprintf("%s: span %+v vs %+v", path, a.Span, b.Span)
+	if a.Span() != b.Span() {
+		return fmt.Sprintf("%s: span %+v vs %+v", path, a.Span(), b.Span())
 	}
 	switch a.Kind {
 	case KindStruct:
@@ -24,8 +24,8 @@ func valueDiff(path string, a, b *Value) string {
 		}
 		for i := range a.Fields {
 			fa, fb := a.Fields[i], b.Fields[i]
-			if fa.Name != fb.Name || fa.NameSpan != fb.NameSpan {
-				return fmt.Sprintf("%s: field %d name %q %+v vs %q %+v", path, i, fa.Name, fa.NameSpan, fb.Name, fb.NameSpan)
+			if fa.Name != fb.Name || fa.NameSpan() != fb.NameSpan() {
+				return fmt.Sprintf("%s: field %d name %q %+v vs %q %+v", path, i, fa.Name, fa.NameSpan(), fb.Name, fb.NameSpan())
 			}
 			if d := valueDiff(path+"."+fa.Name, fa.Value, fb.Value); d != "" {
 				return d

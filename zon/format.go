@@ -19,7 +19,7 @@ func Format(doc *Document) []byte {
 // comments looked at, elements laid out. The linearity test counts them.
 func format(doc *Document) ([]byte, int) {
 	f := &formatter{src: doc.Src, comments: doc.Comments, root: doc.Value, line: 1}
-	f.topComments(doc.Value.Span.Start.Offset)
+	f.topComments(int(doc.Value.start))
 	f.value(doc.Value, 0)
 	// Comments after the value.
 	for f.next < len(f.comments) {
@@ -134,10 +134,10 @@ func (f *formatter) blankBetween(from, to int) bool {
 // the whole layout is linear in the input.
 func (f *formatter) multiline(v *Value, es []elem) bool {
 	// A trailing comma is the token after the last element.
-	if off := f.skipTrivia(es[len(es)-1].value.Span.End.Offset); off < len(f.src) && f.src[off] == ',' {
+	if off := f.skipTrivia(int(es[len(es)-1].value.end)); off < len(f.src) && f.src[off] == ',' {
 		return true
 	}
-	start, end := v.Span.Start.Offset, v.Span.End.Offset-1
+	start, end := int(v.start), int(v.end)-1
 	for f.cmt < len(f.comments) && f.comments[f.cmt].Offset <= start {
 		f.cmt++
 		f.steps++
@@ -163,7 +163,7 @@ func (f *formatter) findMultiline(v *Value) {
 	switch v.Kind {
 	case KindString:
 		if v.Multiline {
-			f.mls = append(f.mls, v.Span.Start.Offset)
+			f.mls = append(f.mls, int(v.start))
 		}
 	case KindStruct:
 		for _, fl := range v.Fields {
@@ -200,7 +200,7 @@ func (f *formatter) skipTrivia(off int) int {
 }
 
 func (f *formatter) text(v *Value) []byte {
-	return f.src[v.Span.Start.Offset:v.Span.End.Offset]
+	return f.src[v.start:v.end]
 }
 
 func (f *formatter) value(v *Value, indent int) {
@@ -209,7 +209,7 @@ func (f *formatter) value(v *Value, indent int) {
 		f.container(v, indent)
 	case KindEnum:
 		f.out.WriteByte('.')
-		f.out.Write(f.src[f.skipTrivia(v.Span.Start.Offset+1):v.Span.End.Offset])
+		f.out.Write(f.src[f.skipTrivia(int(v.start)+1):v.end])
 	case KindString:
 		if v.Multiline {
 			for i, line := range strings.Split(v.Str, "\n") {
@@ -226,7 +226,7 @@ func (f *formatter) value(v *Value, indent int) {
 		t := f.text(v)
 		if len(t) > 0 && t[0] == '-' {
 			f.out.WriteByte('-')
-			f.out.Write(f.src[f.skipTrivia(v.Span.Start.Offset+1):v.Span.End.Offset])
+			f.out.Write(f.src[f.skipTrivia(int(v.start)+1):v.end])
 			return
 		}
 		f.out.Write(t)
@@ -245,17 +245,17 @@ func (f *formatter) elems(v *Value) []elem {
 	switch v.Kind {
 	case KindStruct:
 		for _, fl := range v.Fields {
-			dot := fl.NameSpan.Start.Offset - 1
+			dot := int(fl.start) - 1
 			for dot > 0 && f.src[dot] != '.' {
 				dot--
 			}
-			f.steps += fl.NameSpan.Start.Offset - dot
-			name := string(f.src[fl.NameSpan.Start.Offset:fl.NameSpan.End.Offset])
+			f.steps += int(fl.start) - dot
+			name := string(f.src[fl.start:fl.end])
 			es = append(es, elem{start: dot, name: name, value: fl.Value})
 		}
 	case KindTuple:
 		for _, e := range v.Elems {
-			es = append(es, elem{start: e.Span.Start.Offset, value: e})
+			es = append(es, elem{start: int(e.start), value: e})
 		}
 	}
 	return es
@@ -263,8 +263,8 @@ func (f *formatter) elems(v *Value) []elem {
 
 func (f *formatter) container(v *Value, indent int) {
 	es := f.elems(v)
-	closeOff := v.Span.End.Offset - 1
-	f.last = v.Span.Start.Offset + 1
+	closeOff := int(v.end) - 1
+	f.last = int(v.start) + 1
 	if len(es) == 0 {
 		if f.hasCommentBefore(closeOff) {
 			f.out.WriteString(".{")
@@ -309,9 +309,9 @@ func (f *formatter) container(v *Value, indent int) {
 			f.newline(indent + 1)
 		}
 		f.out.WriteByte(',')
-		f.last = e.value.Span.End.Offset
+		f.last = int(e.value.end)
 		// A comment after the element on the same line stays there.
-		endLine := e.value.Span.End.Line
+		endLine := e.value.src.pos(e.value.end).Line
 		limit := closeOff
 		if i+1 < len(es) {
 			limit = es[i+1].start
@@ -337,7 +337,7 @@ func (f *formatter) container(v *Value, indent int) {
 // sit: the element's last line, or for a multiline string the comma's line.
 func (f *formatter) lineAfterComma(v *Value, endLine int) int {
 	if v.Kind == KindString && v.Multiline {
-		off := f.skipTrivia(v.Span.End.Offset)
+		off := f.skipTrivia(int(v.end))
 		if off < len(f.src) && f.src[off] == ',' {
 			return f.lineAt(off)
 		}

@@ -20,10 +20,12 @@ type gen struct {
 	src  []byte
 	// lines holds the byte offset of each line start, for offset → line:col.
 	lines []int
+	// at is what the Values it makes share for their positions.
+	at *source
 }
 
 func newGen(file string, src []byte) *gen {
-	g := &gen{file: file, src: src, lines: make([]int, 1, 64)}
+	g := &gen{file: file, src: src, lines: make([]int, 1, 64), at: newSource(file, string(src))}
 	for i, b := range src {
 		if b == '\n' {
 			g.lines = append(g.lines, i+1)
@@ -53,6 +55,25 @@ func lpos(p lexer.Position) diag.Pos {
 // span covers [start, end) given as a token position and an end offset.
 func (g *gen) span(start lexer.Position, end int) diag.Span {
 	return diag.Span{File: g.file, Start: lpos(start), End: g.pos(end)}
+}
+
+// place gives v the position [start, end), and checks that the span a
+// Value works out from it is the one this reference works out on its own.
+func (g *gen) place(v *Value, start lexer.Position, end int) *Value {
+	v.src, v.start, v.end = g.at, uint32(start.Offset), uint32(end)
+	if got, want := v.Span(), g.span(start, end); got != want {
+		panic(fmt.Sprintf("Value.Span %+v, the reference's %+v", got, want))
+	}
+	return v
+}
+
+// field is a struct field named name, written from start to end.
+func (g *gen) field(name string, start lexer.Position, end int) Field {
+	f := Field{Name: name, src: g.at, start: uint32(start.Offset), end: uint32(end)}
+	if got, want := f.NameSpan(), g.span(start, end); got != want {
+		panic(fmt.Sprintf("Field.NameSpan %+v, the reference's %+v", got, want))
+	}
+	return f
 }
 
 func (g *gen) fail(code string, at lexer.Position, msg, hint string) *diag.Diagnostic {
@@ -116,7 +137,7 @@ func (g *gen) prefix(ops []*astPrefixOp, operand *astCurly) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Span.Start = lpos(op.Pos)
+		g.place(v, op.Pos, int(v.end))
 		switch v.Kind {
 		case KindFloat:
 			v.Float = -v.Float
@@ -186,7 +207,7 @@ func typeStart(t *astTypeExpr) lexer.Position {
 }
 
 func (g *gen) leaf(kind Kind, p *astPrimary, text string) *Value {
-	return &Value{Kind: kind, Span: g.span(p.Pos, p.Pos.Offset+len(text))}
+	return g.place(&Value{Kind: kind}, p.Pos, p.Pos.Offset+len(text))
 }
 
 func (g *gen) primary(p *astPrimary) (*Value, error) {
@@ -199,7 +220,7 @@ func (g *gen) primary(p *astPrimary) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Value{Kind: KindEnum, Str: name, Span: g.span(p.Pos, t.Pos.Offset+len(t.Value))}, nil
+		return g.place(&Value{Kind: KindEnum, Str: name}, p.Pos, t.Pos.Offset+len(t.Value)), nil
 	case p.Number != nil:
 		v := g.leaf(KindInt, p, *p.Number)
 		n, lerr := parseNumber(*p.Number)
@@ -233,7 +254,7 @@ func (g *gen) primary(p *astPrimary) (*Value, error) {
 		}
 		last := p.ML[len(p.ML)-1].Tok
 		end := last.Pos.Offset + len(strings.TrimSuffix(last.Value, "\r"))
-		return &Value{Kind: KindString, Multiline: true, Str: b.String(), Span: g.span(p.Pos, end)}, nil
+		return g.place(&Value{Kind: KindString, Multiline: true, Str: b.String()}, p.Pos, end), nil
 	case p.Char != nil:
 		r, lerr := parseChar(*p.Char)
 		if lerr != nil {
@@ -303,10 +324,10 @@ func (g *gen) name(at lexer.Position, tok string) (string, error) {
 }
 
 func (g *gen) initList(start lexer.Position, l *astInitList) (*Value, error) {
-	sp := g.span(start, l.Close.Pos.Offset+1)
+	end := l.Close.Pos.Offset + 1
 	switch {
 	case len(l.Fields) > 0:
-		v := &Value{Kind: KindStruct, Span: sp, Fields: make([]Field, len(l.Fields))}
+		v := g.place(&Value{Kind: KindStruct, Fields: make([]Field, len(l.Fields))}, start, end)
 		var seen map[string]int
 		if len(l.Fields) > 8 {
 			seen = make(map[string]int, len(l.Fields))
@@ -316,7 +337,7 @@ func (g *gen) initList(start lexer.Position, l *astInitList) (*Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			v.Fields[i] = Field{Name: name, NameSpan: g.span(f.Name.Pos, f.Name.Pos.Offset+len(f.Name.Value))}
+			v.Fields[i] = g.field(name, f.Name.Pos, f.Name.Pos.Offset+len(f.Name.Value))
 		}
 		for i := range v.Fields {
 			name := v.Fields[i].Name
@@ -350,7 +371,7 @@ func (g *gen) initList(start lexer.Position, l *astInitList) (*Value, error) {
 		}
 		return v, nil
 	case len(l.Values) > 0:
-		v := &Value{Kind: KindTuple, Span: sp, Elems: make([]*Value, len(l.Values))}
+		v := g.place(&Value{Kind: KindTuple, Elems: make([]*Value, len(l.Values))}, start, end)
 		for i, e := range l.Values {
 			ev, err := g.expr(e)
 			if err != nil {
@@ -360,5 +381,5 @@ func (g *gen) initList(start lexer.Position, l *astInitList) (*Value, error) {
 		}
 		return v, nil
 	}
-	return &Value{Kind: KindEmpty, Span: sp}, nil
+	return g.place(&Value{Kind: KindEmpty}, start, end), nil
 }

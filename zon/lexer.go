@@ -65,6 +65,26 @@ var keywords = map[string]bool{
 	"while": true,
 }
 
+// isKeyword says whether s is one of keywords, as a switch the compiler
+// turns into a search by length and bytes: the scanner asks it of every
+// identifier, where a map lookup hashes every one.
+func isKeyword(s string) bool {
+	switch s {
+	case "addrspace", "align", "allowzero", "and", "anyframe",
+		"anytype", "asm", "break", "callconv", "catch",
+		"comptime", "const", "continue", "defer", "else",
+		"enum", "errdefer", "error", "export", "extern",
+		"fn", "for", "if", "inline", "noalias",
+		"noinline", "nosuspend", "opaque", "or", "orelse",
+		"packed", "pub", "resume", "return", "linksection",
+		"struct", "suspend", "switch", "test", "threadlocal",
+		"try", "union", "unreachable", "var", "volatile",
+		"while":
+		return true
+	}
+	return false
+}
+
 // Comment is a // line comment kept for the formatter.
 type Comment struct {
 	Offset int    // byte offset of the first '/'
@@ -77,8 +97,8 @@ type Comment struct {
 // rawTok is a token as offsets into the source: no allocation per token.
 type rawTok struct {
 	typ        lexer.TokenType
-	start, end int // byte offsets, end exclusive
-	line, col  int // of start
+	start, end uint32 // byte offsets, end exclusive
+	line, col  uint32 // of start
 }
 
 type scanner struct {
@@ -92,7 +112,7 @@ type scanner struct {
 }
 
 func (s *scanner) tok(typ lexer.TokenType, start int) rawTok {
-	return rawTok{typ: typ, start: start, end: s.pos, line: s.line, col: start - s.lineStart + 1}
+	return rawTok{typ: typ, start: uint32(start), end: uint32(s.pos), line: uint32(s.line), col: uint32(start - s.lineStart + 1)}
 }
 
 // invalid makes an invalid token from start to the end of the line.
@@ -132,7 +152,7 @@ func (s *scanner) next() (rawTok, bool) {
 		break
 	}
 	if s.pos >= len(src) {
-		return rawTok{typ: lexer.EOF, start: s.pos, end: s.pos, line: s.line, col: s.pos - s.lineStart + 1}, false
+		return rawTok{typ: lexer.EOF, start: uint32(s.pos), end: uint32(s.pos), line: uint32(s.line), col: uint32(s.pos - s.lineStart + 1)}, false
 	}
 	start := s.pos
 	c := src[start]
@@ -141,7 +161,7 @@ func (s *scanner) next() (rawTok, bool) {
 		for s.pos < len(src) && isIdentChar(src[s.pos]) {
 			s.pos++
 		}
-		if keywords[src[start:s.pos]] {
+		if isKeyword(src[start:s.pos]) {
 			return s.tok(tokKeyword, start), true
 		}
 		return s.tok(tokIdent, start), true

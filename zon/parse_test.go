@@ -44,21 +44,21 @@ func TestSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := v.Field("name")
-	if got := name.Span; got.Start.Line != 2 || got.Start.Col != 13 || got.End.Col != 16 || got.File != "s.zon" {
+	if got := name.Span(); got.Start.Line != 2 || got.Start.Col != 13 || got.End.Col != 16 || got.File != "s.zon" {
 		t.Errorf("name span %+v", got)
 	}
 	list := v.Field("list")
-	if list.Span.Start.Col != 13 || list.Span.End.Col != 23 {
-		t.Errorf("list span %+v", list.Span)
+	if list.Span().Start.Col != 13 || list.Span().End.Col != 23 {
+		t.Errorf("list span %+v", list.Span())
 	}
 	neg := list.Elems[1]
-	if neg.Int != -2 || neg.Span.Start.Col != 19 || neg.Span.End.Col != 21 {
-		t.Errorf("-2 span %+v value %d", neg.Span, neg.Int)
+	if neg.Int != -2 || neg.Span().Start.Col != 19 || neg.Span().End.Col != 21 {
+		t.Errorf("-2 span %+v value %d", neg.Span(), neg.Int)
 	}
-	if v.Fields[0].NameSpan.Start.Col != 6 {
-		t.Errorf("field name span %+v", v.Fields[0].NameSpan)
+	if v.Fields[0].NameSpan().Start.Col != 6 {
+		t.Errorf("field name span %+v", v.Fields[0].NameSpan())
 	}
-	if v.Span.End.Line != 4 || v.Span.End.Col != 2 {
-		t.Errorf("root span %+v", v.Span)
+	if v.Span().End.Line != 4 || v.Span().End.Col != 2 {
+		t.Errorf("root span %+v", v.Span())
 	}
 }

@@ -52,7 +52,7 @@ func checkDepth(filename string, src []byte) error {
 		case "{", "(", "[":
 			depth++
 			if depth > MaxDepth {
-				p := diag.Pos{Line: t.line, Col: t.col, Offset: t.start}
+				p := diag.Pos{Line: int(t.line), Col: int(t.col), Offset: int(t.start)}
 				return &diag.Diagnostic{
 					Span:     diag.Span{File: filename, Start: p, End: p},
 					Severity: diag.Error, Code: CodeTooDeep,
@@ -197,7 +197,7 @@ func tokenize(filename string, src []byte) ([]lexer.Token, []Comment) {
 		toks[i] = lexer.Token{
 			Type:  r.typ,
 			Value: text[r.start:r.end],
-			Pos:   lexer.Position{Filename: filename, Offset: r.start, Line: r.line, Column: r.col},
+			Pos:   lexer.Position{Filename: filename, Offset: int(r.start), Line: int(r.line), Column: int(r.col)},
 		}
 	}
 	return toks, comments

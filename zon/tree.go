@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
 
 	"github.com/chockhq/chock/diag"
 )
@@ -24,7 +23,9 @@ type Tree struct {
 	kids   []uint32 // each container's children, contiguous
 	strs   []string // strings that are not a slice of text
 	bigs   []*big.Int
-	lines  []uint32 // the offset where each line starts
+	src    *source // the name and the line starts, which Values share
+	// How many field nodes, and tuple elements, the nodes hold.
+	nfields, nelems int
 }
 
 // MaxSize is the largest document a Tree can hold: nodes keep 32-bit offsets.
@@ -74,6 +75,9 @@ func (t *Tree) add(n node) uint32 {
 		t.chunks = append(t.chunks, make([]node, 0, size))
 	}
 	i := uint32(t.n)
+	if n.kind == kindField {
+		t.nfields++
+	}
 	c := &t.chunks[t.n/nodeChunk]
 	*c = append(*c, n)
 	t.n++
@@ -81,25 +85,13 @@ func (t *Tree) add(n node) uint32 {
 }
 
 // indexLines records where every line starts.
-func (t *Tree) indexLines() {
-	t.lines = make([]uint32, 1, len(t.text)/32+1)
-	for i := 0; i < len(t.text); i++ {
-		if t.text[i] == '\n' {
-			t.lines = append(t.lines, uint32(i+1))
-		}
-	}
-}
+func (t *Tree) indexLines() { t.src = newSource(t.File, t.text) }
 
 // Pos converts a byte offset of the source into a position.
-func (t *Tree) Pos(off int) diag.Pos {
-	line := sort.Search(len(t.lines), func(i int) bool { return int(t.lines[i]) > off }) - 1
-	return diag.Pos{Line: line + 1, Col: off - int(t.lines[line]) + 1, Offset: off}
-}
+func (t *Tree) Pos(off int) diag.Pos { return t.src.pos(uint32(off)) }
 
 // span is the span of bytes [start, end).
-func (t *Tree) span(start, end uint32) diag.Span {
-	return diag.Span{File: t.File, Start: t.Pos(int(start)), End: t.Pos(int(end))}
-}
+func (t *Tree) span(start, end uint32) diag.Span { return t.src.span(start, end) }
 
 // Root is the document's value.
 func (t *Tree) Root() Node { return Node{t: t} }
@@ -243,42 +235,19 @@ func internalError(filename string, why any) *diag.Diagnostic {
 // allocation for all values, one for all fields and one for all elements.
 func (t *Tree) document(comments []Comment) *Document {
 	m := materializer{t: t}
-	var nvals, nfields, nelems int
-	for i := 0; i < t.n; i++ {
-		switch nd := t.node(uint32(i)); nd.kind {
-		case kindField:
-			nfields++
-		case uint8(KindTuple):
-			nelems += int(nd.val)
-			nvals++
-		default:
-			nvals++
-		}
-	}
-	m.vals = make([]Value, nvals)
-	m.fields = make([]Field, nfields)
-	m.elems = make([]*Value, nelems)
+	m.vals = make([]Value, t.n-t.nfields)
+	m.fields = make([]Field, t.nfields)
+	m.elems = make([]*Value, t.nelems)
 	v := m.value(0)
 	return &Document{File: t.File, Src: t.Src, Value: v, Comments: comments}
 }
 
-// materializer hands out Values from exact-size slabs. Positions are asked
-// in source order (a container's start, its children, its end), so the
-// line search only moves forward.
+// materializer hands out Values from exact-size slabs.
 type materializer struct {
 	t      *Tree
 	vals   []Value
 	fields []Field
 	elems  []*Value
-	line   int // the line index of the last position asked for
-}
-
-func (m *materializer) pos(off uint32) diag.Pos {
-	lines := m.t.lines
-	for m.line+1 < len(lines) && lines[m.line+1] <= off {
-		m.line++
-	}
-	return diag.Pos{Line: m.line + 1, Col: int(off-lines[m.line]) + 1, Offset: int(off)}
 }
 
 func (m *materializer) value(i uint32) *Value {
@@ -287,8 +256,7 @@ func (m *materializer) value(i uint32) *Value {
 	v := &m.vals[0]
 	m.vals = m.vals[1:]
 	v.Kind = Kind(nd.kind)
-	v.Span.File = t.File
-	v.Span.Start = m.pos(nd.start)
+	v.src, v.start, v.end = t.src, nd.start, nd.end
 	switch v.Kind {
 	case KindStruct:
 		n := int(nd.val)
@@ -297,7 +265,7 @@ func (m *materializer) value(i uint32) *Value {
 		for k := 0; k < n; k++ {
 			fi := t.kids[int(nd.aux)+k]
 			f := t.node(fi)
-			v.Fields[k] = Field{Name: t.fieldName(f), NameSpan: diag.Span{File: t.File, Start: m.pos(f.start), End: m.pos(f.end)}}
+			v.Fields[k] = Field{Name: t.fieldName(f), src: t.src, start: f.start, end: f.end}
 			v.Fields[k].Value = m.value(fi + 1)
 		}
 	case KindTuple:
@@ -321,6 +289,5 @@ func (m *materializer) value(i uint32) *Value {
 	case KindBool:
 		v.Bool = nd.flags&flagTrue != 0
 	}
-	v.Span.End = m.pos(nd.end)
 	return v
 }

@@ -11,8 +11,8 @@ import (
 // nodeDiff describes the first difference between a tree node, read
 // through the Node accessors, and the Value made from it, or returns "".
 func nodeDiff(path string, n Node, v *Value) string {
-	if n.Kind() != v.Kind || n.Span() != v.Span || n.Offset() != v.Span.Start.Offset {
-		return fmt.Sprintf("%s: %v %+v vs %v %+v", path, n.Kind(), n.Span(), v.Kind, v.Span)
+	if n.Kind() != v.Kind || n.Span() != v.Span() || n.Offset() != v.Span().Start.Offset {
+		return fmt.Sprintf("%s: %v %+v vs %v %+v", path, n.Kind(), n.Span(), v.Kind, v.Span())
 	}
 	switch v.Kind {
 	case KindStruct:
@@ -20,8 +20,8 @@ func nodeDiff(path string, n Node, v *Value) string {
 			return fmt.Sprintf("%s: %d vs %d fields", path, n.Len(), len(v.Fields))
 		}
 		for i, f := range v.Fields {
-			if n.FieldName(i) != f.Name || n.FieldNameSpan(i) != f.NameSpan {
-				return fmt.Sprintf("%s: field %d %q %+v vs %q %+v", path, i, n.FieldName(i), n.FieldNameSpan(i), f.Name, f.NameSpan)
+			if n.FieldName(i) != f.Name || n.FieldNameSpan(i) != f.NameSpan() {
+				return fmt.Sprintf("%s: field %d %q %+v vs %q %+v", path, i, n.FieldName(i), n.FieldNameSpan(i), f.Name, f.NameSpan())
 			}
 			if d := nodeDiff(path+"."+f.Name, n.FieldValue(i), f.Value); d != "" {
 				return d

@@ -76,15 +76,7 @@ func readKey(path, alg, id, what string) (*compile.Key, error) {
 
 // isChockBundle says whether r holds a bundle chock compiled (signed or
 // not): the only kind of file -o replaces.
-func isChockBundle(r goio.Reader) bool {
-	b, err := compile.ReadBundle(r, compile.ReadOptions{SkipVerify: true})
-	if err != nil {
-		return false
-	}
-	_, err = compile.MetaOf(b.Data)
-	var fe *compile.FormatError
-	return err == nil || errors.As(err, &fe)
-}
+func isChockBundle(r goio.Reader) bool { return compile.IsChockBundle(r) }
 
 // newCompileCmd is `chock compile`.
 func newCompileCmd(io stdio) *cobra.Command {

@@ -235,6 +235,40 @@ func ParseAction(s string) (Action, error) {
 	return a, nil
 }
 
+// Valid reports whether s is a well-formed action, one ParseAction
+// accepts, without building it, and returns its number of segments.
+func Valid(s string) (int, bool) {
+	n, seg := 1, 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '.':
+				if seg == 0 {
+					return 0, false
+				}
+				if n++; n > MaxSegments {
+					return 0, false
+				}
+				seg = 0
+			case c <= ' ' || c == 0x7f || c == '*':
+				return 0, false
+			default:
+				seg++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if badRune(r) {
+			return 0, false
+		}
+		seg++
+		i += size
+	}
+	return n, seg > 0
+}
+
 // String joins the action's segments.
 func (a Action) String() string { return strings.Join(a, ".") }
 

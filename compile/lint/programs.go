@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/chockhq/chock/compile/action"
@@ -93,14 +94,43 @@ func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Acti
 // the same program family (exec.path.P.12: python3.12 beside python3) is
 // allowed: an agent runs the program under that name instead.
 func (l *linter) dottedVariants(layer *layer) {
+	// The allows that could overlap some exec.path.P.*, by their third
+	// segment when it is a literal (they can meet only P's family), or
+	// for every P; in source order.
+	type allowRule struct {
+		order int
+		rule  *config.Rule
+	}
+	var byProgram map[string][]allowRule
+	var anyProgram []allowRule
+	candidates := func() {
+		byProgram = map[string][]allowRule{}
+		every := action.MustPattern("exec.path.*.*")
+		for i, allow := range l.layers[0].policy.Rules {
+			if allow.Decision != config.Allow || !action.Overlaps(allow.Pattern, every) {
+				continue
+			}
+			if s := allow.Pattern.Segments(); len(s) >= 3 && allow.Pattern.Kind(2) == action.Literal {
+				byProgram[s[2]] = append(byProgram[s[2]], allowRule{i, allow})
+			} else {
+				anyProgram = append(anyProgram, allowRule{i, allow})
+			}
+		}
+	}
 	for _, r := range layer.policy.Rules {
 		s := r.Pattern.Segments()
 		if r.Decision != config.Deny || len(s) != 3 || s[0] != "exec" || s[1] != "path" || !r.Pattern.IsLiteral() {
 			continue
 		}
+		if byProgram == nil {
+			candidates()
+		}
+		allows := append(append([]allowRule(nil), byProgram[s[2]]...), anyProgram...)
+		sort.Slice(allows, func(i, j int) bool { return allows[i].order < allows[j].order })
 		family := action.MustPattern(r.Pattern.String() + ".*")
-		for _, allow := range l.layers[0].policy.Rules {
-			if allow.Decision != config.Allow || !action.Overlaps(allow.Pattern, family) {
+		for _, a := range allows {
+			allow := a.rule
+			if !action.Overlaps(allow.Pattern, family) {
 				continue
 			}
 			w := witness(allow.Pattern, family)

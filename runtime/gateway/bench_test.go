@@ -6,31 +6,24 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/chockhq/chock/internal/mcptest"
+	"github.com/chockhq/chock/internal/rounds"
 	"github.com/chockhq/chock/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// interleave runs a and b one after the other in every iteration, timing
-// each, and reports both per-call times and their ratio: the two share
-// the machine's state at every moment (its load, its caches), which two
-// benchmarks run one after the other do not.
+// interleave runs a and b in rounds, five calls of each a round (the
+// order alternating from round to round), timing each side, and reports
+// the median per-call times and the median of the rounds' ratios: the two
+// share the machine's state at every moment (its load, its caches), which
+// two benchmarks run one after the other do not.
 func interleave(b *testing.B, nameA, nameB string, a, bb func()) {
-	var ta, tb time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		a()
-		t1 := time.Now()
-		bb()
-		ta += t1.Sub(t0)
-		tb += time.Since(t1)
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(ta.Nanoseconds())/n, nameA+"-ns/call")
-	b.ReportMetric(float64(tb.Nanoseconds())/n, nameB+"-ns/call")
-	b.ReportMetric(float64(ta)/float64(tb), "ratio")
+	r := rounds.Calls(b, 5, func(int) { a() }, func(int) { bb() })
+	b.ReportMetric(r.A, nameA+"-ns/call")
+	b.ReportMetric(r.B, nameB+"-ns/call")
+	b.ReportMetric(r.Ratio, "ratio")
+	b.ReportMetric(float64(r.N), "rounds")
 }
 
 // BenchmarkGatewayExec: a tools/call of exec /bin/true through the

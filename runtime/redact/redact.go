@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/chockhq/chock/compile/action"
 )
@@ -242,16 +243,78 @@ func (s *Set) Len() int {
 
 // Bytes redacts a whole buffer.
 func (s *Set) Bytes(b []byte) []byte {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out []byte
-	s.scan(b, len(b), func(p []byte) { out = append(out, p...) })
+	out, changed := s.redacted(b)
+	if !changed && len(b) > 0 {
+		return append([]byte(nil), b...)
+	}
 	return out
 }
 
-// String redacts a whole string.
+// Redacted is Bytes, and says whether anything was redacted; when nothing
+// was, it returns b itself, so a clean text costs no copy.
+func (s *Set) Redacted(b []byte) ([]byte, bool) {
+	out, changed := s.redacted(b)
+	if !changed {
+		return b, false
+	}
+	return out, true
+}
+
+// redacted returns b redacted and whether it differs from b; when it does
+// not, the slice returned is nil.
+func (s *Set) redacted(b []byte) ([]byte, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out, first []byte
+	pieces := 0
+	s.scan(b, len(b), func(p []byte) {
+		switch pieces++; pieces {
+		case 1:
+			first = p
+			return
+		case 2:
+			out = append(make([]byte, 0, len(b)+len(p)), first...)
+		}
+		out = append(out, p...)
+	})
+	if pieces > 1 {
+		return out, true
+	}
+	// One piece: b itself untouched, or the one value it is, replaced.
+	if len(first) == len(b) && (len(b) == 0 || &first[0] == &b[0]) {
+		return nil, false
+	}
+	return append([]byte(nil), first...), true
+}
+
+// String redacts a whole string. A string holding no value is returned as
+// it is, without a copy.
 func (s *Set) String(str string) string {
-	return string(s.Bytes([]byte(str)))
+	if str == "" {
+		return str
+	}
+	b := unsafe.Slice(unsafe.StringData(str), len(str)) // only read
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out, first []byte
+	pieces := 0
+	s.scan(b, len(b), func(p []byte) {
+		switch pieces++; pieces {
+		case 1:
+			first = p
+			return
+		case 2:
+			out = append(make([]byte, 0, len(b)+len(p)), first...)
+		}
+		out = append(out, p...)
+	})
+	if pieces > 1 {
+		return string(out)
+	}
+	if len(first) == len(b) && &first[0] == &b[0] {
+		return str
+	}
+	return string(first)
 }
 
 // scan finds the values in b that start before limit (a match may run

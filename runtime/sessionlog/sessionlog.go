@@ -5,10 +5,12 @@ package sessionlog
 import (
 	"bufio"
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chockhq/chock/runtime/redact"
 )
@@ -52,6 +55,8 @@ type Log struct {
 	w      *bufio.Writer
 	redact *redact.Set
 	now    func() time.Time
+	buf    []byte // the line being written, reused
+
 	// Path is the file's path.
 	Path string
 }
@@ -75,29 +80,34 @@ func Create(dir, id string, set *redact.Set) (*Log, error) {
 
 // Event appends one event: {"kind": kind, fields...}. With stamp, a "time"
 // field follows the kind. Strings are redacted, also inside lists and maps.
+// The line is written out by hand, as encoding/json writes the same values
+// (a test holds the two to each other), into a buffer the log keeps: an
+// event costs no reflection, and no allocation for the values a session
+// logs (strings, numbers, bools, lists of strings, errors).
 func (l *Log) Event(kind string, stamp bool, fields ...Field) error {
-	var b bytes.Buffer
-	b.WriteString(`{"kind":`)
-	writeJSON(&b, kind)
-	if stamp {
-		b.WriteString(`,"time":`)
-		writeJSON(&b, l.now().UTC().Format(time.RFC3339Nano))
-	}
-	for _, f := range fields {
-		b.WriteByte(',')
-		writeJSON(&b, f.Key)
-		b.WriteByte(':')
-		writeJSON(&b, l.clean(f.Value))
-	}
-	b.WriteString("}\n")
-	line := b.Bytes()
-	if l.redact != nil && l.redact.Len() > 0 {
-		line = l.redact.Bytes(line) // belt and braces: values inside JSON escapes are caught above
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.w == nil {
 		return errors.New("the session log is closed")
+	}
+	b := append(l.buf[:0], `{"kind":`...)
+	b = appendString(b, kind)
+	if stamp {
+		b = append(b, `,"time":"`...)
+		b = l.now().UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	for _, f := range fields {
+		b = append(b, ',')
+		b = appendString(b, f.Key)
+		b = append(b, ':')
+		b = l.appendValue(b, f.Value)
+	}
+	b = append(b, "}\n"...)
+	l.buf = b
+	line := b
+	if l.redact != nil && l.redact.Len() > 0 {
+		line, _ = l.redact.Redacted(line) // belt and braces: values inside JSON escapes are caught above
 	}
 	if _, err := l.w.Write(line); err != nil {
 		return err
@@ -105,6 +115,11 @@ func (l *Log) Event(kind string, stamp bool, fields ...Field) error {
 	switch kind {
 	case "decision", "tool.call", "secret.used", "ask":
 		// Flushed with the call's result, or by Flush before its action runs.
+		return nil
+	case "mcp.request":
+		// An exchange with a server is logged once it is over: flushed
+		// with what follows it (the call's result, the server's start),
+		// one write for the two.
 		return nil
 	}
 	return l.w.Flush()
@@ -120,98 +135,210 @@ func (l *Log) Flush() error {
 	return l.w.Flush()
 }
 
-// clean redacts every string in v.
-func (l *Log) clean(v any) any {
+// str is s redacted.
+func (l *Log) str(s string) string {
 	if l.redact == nil || l.redact.Len() == 0 {
-		return v
+		return s
 	}
-	switch x := v.(type) {
-	case string:
-		return l.redact.String(x)
-	case []string:
-		out := make([]string, len(x))
-		for i, s := range x {
-			out[i] = l.redact.String(s)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = l.clean(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = l.clean(e)
-		}
-		return out
-	case error:
-		return l.redact.String(x.Error())
-	}
-	return v
+	return l.redact.String(s)
 }
 
-func writeJSON(b *bytes.Buffer, v any) {
+// appendValue appends v as JSON, as encoding/json writes it, every string
+// in it redacted.
+func (l *Log) appendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
 	case string:
-		writeString(b, x)
-		return
+		return appendString(b, l.str(x))
 	case bool:
-		b.WriteString(strconv.FormatBool(x))
-		return
+		return strconv.AppendBool(b, x)
 	case int:
-		b.WriteString(strconv.Itoa(x))
-		return
+		return strconv.AppendInt(b, int64(x), 10)
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
 	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-		return
+		return strconv.AppendInt(b, x, 10)
+	case time.Duration:
+		return strconv.AppendInt(b, int64(x), 10)
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint8:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint16:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint64:
+		return strconv.AppendUint(b, x, 10)
+	case float64:
+		return appendFloat(b, x, 64)
+	case float32:
+		return appendFloat(b, float64(x), 32)
+	case error:
+		return appendString(b, l.str(x.Error()))
 	case []string:
-		b.WriteByte('[')
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
 		for i, e := range x {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			writeString(b, e)
+			b = appendString(b, l.str(e))
 		}
-		b.WriteByte(']')
-		return
+		return append(b, ']')
+	case []any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = l.appendValue(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = l.appendValue(b, x[k])
+		}
+		return append(b, '}')
+	case map[string]string:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendString(b, l.str(x[k]))
+		}
+		return append(b, '}')
+	case encoding.TextMarshaler:
+		t, err := x.MarshalText()
+		if err != nil {
+			return append(b, "null"...)
+		}
+		return appendString(b, l.str(string(t)))
 	}
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		b.WriteString(`null`)
-		return
+	// A type of value no event has yet: encoding/json, through a JSON
+	// round trip, so its strings are redacted too.
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
 	}
-	b.Truncate(b.Len() - 1) // Encode's newline
+	var plain any
+	if json.Unmarshal(raw, &plain) != nil {
+		return append(b, "null"...)
+	}
+	return l.appendValue(b, plain)
 }
 
-// writeString writes s as a JSON string; invalid UTF-8 becomes U+FFFD,
-// as encoding/json writes it.
-func writeString(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x2028 || r == 0x2029:
-			b.WriteString(`\u`)
-			for shift := 12; shift >= 0; shift -= 4 {
-				b.WriteByte(hex[(r>>uint(shift))&0xf])
-			}
-		default:
-			b.WriteRune(r)
+// appendFloat writes f as encoding/json does; NaN and the infinities,
+// which JSON has not, as null.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
 		}
 	}
-	b.WriteByte('"')
+	return b
+}
+
+// appendString writes s as a JSON string, as encoding/json does without
+// HTML escaping; invalid UTF-8 becomes U+FFFD.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == 0x2028 || r == 0x2029 {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // Close flushes and closes the file.

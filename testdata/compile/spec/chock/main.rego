@@ -5,6 +5,11 @@
 # deny beats ask beats allow), else the layer's default; the effective
 # decision is the most restrictive of all layers; at start ask reads as deny.
 #
+# data.chock.core, input {"action": "...", "segments": [...]}: what chock's own
+# engine asks, for an action it checked itself: the numbers of the rules
+# that match it, in every layer (see the layer modules), from which
+# data.chock.meta gives the decision.
+#
 # data.chock.secrets, input {"action": "exec.path.gh"} or {"server": "notion"}:
 # the secrets offered to that call or server, before any secret.use decision.
 package chock
@@ -14,6 +19,8 @@ import rego.v1
 max_segments := 32
 
 decision_name := ["deny", "ask", "allow"]
+
+rank := {"deny": 0, "ask": 1, "allow": 2}
 
 # Input checks. The happy path asks one rule, input_ok; the errors are
 # worked out only for a malformed input, which is denied with an error,
@@ -50,9 +57,9 @@ input_errors contains "input.phase must be \"start\" or \"loop\"" if not in_phas
 
 segments := split(input.action, ".") if input_ok
 
-# segments_match is the generic matcher for patterns glob.match cannot
-# take: pat is the pattern's segments, trailing says its last '*' takes
-# one or more segments.
+# segments_match is the generic matcher for the secrets offered to a call
+# whose pattern glob.match cannot take: pat is the pattern's segments,
+# trailing says its last '*' takes one or more segments.
 segments_match(pat, segs, false) if {
 	count(segs) == count(pat)
 	every i, p in pat {
@@ -71,27 +78,44 @@ segment_ok("*", _)
 
 segment_ok(p, s) if p == s
 
+# layer_0 is layer 0's part in data.chock.decision, given core: the
+# rule of its smallest number, as data.chock.meta records it, or its default.
+layer_0(nums) := {"layer": "project", "name": "project", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[0].rules[min({x | some x in nums; x < 1000}) % 14]
+} else := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null}
+
+# layer_1 is layer 1's part in data.chock.decision, given core: the
+# rule of its smallest number, as data.chock.meta records it, or its default.
+layer_1(nums) := {"layer": "org", "name": "acme", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[1].rules[(min({x | some x in nums; x >= 1000; x < 2000}) - 1000) % 3]
+} else := {"layer": "org", "name": "acme", "decision": "allow", "default": true, "rule": null}
+
+# layer_2 is layer 2's part in data.chock.decision, given core: the
+# rule of its smallest number, as data.chock.meta records it, or its default.
+layer_2(nums) := {"layer": "org", "name": "strict", "decision": r.decision, "default": false, "rule": r} if {
+	r := data.chock.meta.layers[2].rules[(min({x | some x in nums; x >= 2000; x < 3000}) - 2000) % 2]
+} else := {"layer": "org", "name": "strict", "decision": "ask", "default": true, "rule": null, "default_span": {"file": "org2.zon", "start": {"line": 1, "col": 46, "offset": 45}, "end": {"line": 1, "col": 50, "offset": 49}}}
+
 decision := {
 	"action": input.action,
 	"phase": phase,
 	"decision": decision_name[final],
-	"layers": [l0[1], l1[1], l2[1]],
+	"layers": [l0, l1, l2],
 	"capped_by": capped,
 	"start_refusal": refusal,
 } if {
 	input_ok
 	phase := object.get(input, "phase", "loop")
-	l0 := data.chock.layer.project.out
-	l1 := data.chock.layer.org1.out
-	l2 := data.chock.layer.org2.out
-	eff := min([l0[0], l1[0], l2[0]])
-	caps := [x[1] | some x in [[l1[0], "acme"], [l2[0], "strict"]]; x[0] == eff; eff < l0[0]]
+	nums := core with input.segments as segments
+	l0 := layer_0(nums)
+	l1 := layer_1(nums)
+	l2 := layer_2(nums)
+	eff := min([rank[l0.decision], rank[l1.decision], rank[l2.decision]])
+	caps := [x[1] | some x in [[rank[l1.decision], "acme"], [rank[l2.decision], "strict"]]; x[0] == eff; eff < rank[l0.decision]]
 	capped := array.concat(caps, [null])[0]
 	refusal := [phase == "start", eff == 1] == [true, true]
 	final := [eff, 0][to_number(refusal)]
-}
-
-decision := {
+} else := {
 	"action": in_action,
 	"phase": in_phase,
 	"decision": "deny",
@@ -99,7 +123,7 @@ decision := {
 	"layers": [],
 	"capped_by": null,
 	"start_refusal": false,
-} if not input_ok
+}
 
 secrets := [s |
 	some o in sort([x.order | some x in data.chock.offer.offered])

@@ -1,0 +1,209 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/compile/native"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// corePolicy is a project and its orgs, as sources.
+type corePolicy struct {
+	name    string
+	project string
+	orgs    []string
+}
+
+// randomPolicy is a project of n rules and two orgs of n/4 rules each, of
+// random shapes over a few segments: literals, a literal holding glob
+// metacharacters, inner and trailing '*'.
+func randomPolicy(n int, seed uint64) corePolicy {
+	r := rand.New(rand.NewPCG(seed, 11))
+	segs := []string{"exec", "mcp", "a", "b", "[::1]", "*", "*"}
+	pattern := func() string {
+		for {
+			k := 1 + r.IntN(5)
+			parts := make([]string, k)
+			for i := range parts {
+				parts[i] = segs[r.IntN(len(segs))]
+			}
+			p := strings.Join(parts, ".")
+			if _, err := action.ParsePattern(p); err == nil {
+				return p
+			}
+		}
+	}
+	layer := func(n int, withDefault bool) string {
+		var b strings.Builder
+		b.WriteString(".policy = .{ ")
+		if withDefault {
+			fmt.Fprintf(&b, ".default = .%s, ", []string{"allow", "ask", "deny"}[r.IntN(3)])
+		}
+		b.WriteString(".rules = .{ ")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, ".{ .action = %q, .decision = .%s, .why = \"r%d\" }, ", pattern(), []string{"allow", "ask", "deny"}[r.IntN(3)], i)
+		}
+		b.WriteString("} }")
+		return b.String()
+	}
+	return corePolicy{fmt.Sprintf("random%d", seed), ".{ " + layer(n, true) + " }",
+		[]string{`.{ .name = "o1", ` + layer(n/4, true) + ` }`, `.{ .name = "o2", ` + layer(n/4, false) + ` }`}}
+}
+
+// segmentsOf are the distinct segments of a policy's patterns, and x.
+func segmentsOf(c *config.Config, orgs []*config.Org) []string {
+	set := map[string]bool{"x": true}
+	add := func(p *config.Policy) {
+		for _, r := range p.Rules {
+			for _, s := range r.Pattern.Segments() {
+				if s != "*" {
+					set[s] = true
+				}
+			}
+		}
+	}
+	add(&c.Policy)
+	for _, o := range orgs {
+		add(&o.Policy)
+	}
+	var out []string
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nativeDecision is the native matcher's decision in Decision's shape.
+func nativeDecision(a string, phase config.Phase, r native.Result) *Decision {
+	d := &Decision{Action: a, Phase: phase, Decision: r.Decision, StartRefusal: r.StartRefusal}
+	for _, lr := range r.Layers {
+		l := Layer{Layer: lr.Layer.Kind, Name: lr.Layer.Name, Decision: lr.Decision, Default: lr.Rule == nil}
+		if lr.Rule != nil {
+			l.Rule = &Rule{Pattern: lr.Rule.Pattern.String(), Decision: lr.Rule.Decision, Why: lr.Rule.Why.Value, Span: lr.Rule.Span}
+		} else if lr.Layer.Policy.Default.Set {
+			sp := lr.Layer.Policy.Default.Span
+			l.DefaultSpan = &sp
+		}
+		d.Layers = append(d.Layers, l)
+	}
+	if r.CappedBy != nil {
+		name := r.CappedBy.Name
+		d.CappedBy = &name
+	}
+	return d
+}
+
+// TestCoreMatchesNative is the property test of the compact query: on
+// random actions drawn from each policy's own segments, at both phases,
+// the engine's decision (data.chock.core, filled in from the bundle's
+// meta) equals the native matcher's, layers, deciding rules, positions
+// and capping org included.
+func TestCoreMatchesNative(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	policies := []corePolicy{
+		{"examples", read("chock.zon"), []string{read("org.zon")}},
+		{"seed", seedProject, []string{seedOrg}},
+		{"empty", `.{}`, nil},
+		randomPolicy(60, 1), randomPolicy(200, 2), randomPolicy(400, 3),
+	}
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for _, pol := range policies {
+		t.Run(pol.name, func(t *testing.T) {
+			e, c := build(t, pol.project, pol.orgs...)
+			var orgs []*config.Org
+			for i, o := range pol.orgs {
+				org, _ := config.LoadOrg(fmt.Sprintf("org%d.zon", i+1), []byte(o))
+				orgs = append(orgs, org)
+			}
+			ev := native.New(c, orgs)
+			segs := segmentsOf(c, orgs)
+			r := rand.New(rand.NewPCG(uint64(len(pol.name)), 5))
+			p := e.cur.Load()
+			for i := 0; i < n; i++ {
+				parts := make([]string, 1+r.IntN(7))
+				for j := range parts {
+					parts[j] = segs[r.IntN(len(segs))]
+				}
+				a := strings.Join(parts, ".")
+				phase := []config.Phase{config.Loop, config.Start}[i%2]
+				got, err := p.decide(context.Background(), a, phase)
+				if err != nil {
+					t.Fatal(err)
+				}
+				act, _ := action.ParseAction(a)
+				if want := nativeDecision(a, phase, ev.Decide(act, phase)); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s at %s:\n core   %+v\n native %+v", a, phase, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestValidIsTheRegex: the engine's own check of an action (action.Valid)
+// accepts exactly what the compiled policy's input check does.
+func TestValidIsTheRegex(t *testing.T) {
+	e, _ := build(t, `.{ .policy = .{ .allow = .{"exec.*"} } }`)
+	p := e.cur.Load()
+	c, _ := config.Load("chock.zon", []byte(`.{ .policy = .{ .allow = .{"exec.*"} } }`))
+	out, err := compile.Compile(compile.Input{Config: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := out.Bundle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []string{"", ".", "a", "a.", ".a", "a..b", "a.b", "a*b", "a.*", "a b", "a\tb", "a\x7fb", "a\u0085b", "a\u00a0b", "a\u200bb",
+		"a\ufffdb", "a\xffb", "é.ü", "a\u2028b", strings.Repeat("a.", action.MaxSegments-1) + "a", strings.Repeat("a.", action.MaxSegments) + "a"}
+	r := rand.New(rand.NewPCG(9, 9))
+	alphabet := []rune{'a', '.', '*', ' ', 0x7f, 0x85, 0xad, 0x200b, 0xfffd, 'é', 0x1f600}
+	for i := 0; i < 3000; i++ {
+		k := r.IntN(8)
+		var b strings.Builder
+		for j := 0; j < k; j++ {
+			b.WriteRune(alphabet[r.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, a := range cases {
+		_, valid := action.Valid(a)
+		_, perr := action.ParseAction(a)
+		d, err := p.decide(context.Background(), a, config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := full.Eval(context.Background(), rego.EvalParsedInput(actionInput(a, config.Loop)))
+		if err != nil || len(rs) != 1 {
+			t.Fatal(rs, err)
+		}
+		fullErr, _ := rs[0].Expressions[0].Value.(map[string]any)["error"].(string)
+		if valid != (perr == nil) || valid != (fullErr == "") || valid != (d.Error == "") || !valid && d.Error != fullErr {
+			t.Fatalf("%q: Valid %v, ParseAction %v, data.chock.decision's error %q, the engine's %q", a, valid, perr, fullErr, d.Error)
+		}
+	}
+}
