@@ -294,27 +294,11 @@ func (s *Set) String(str string) string {
 		return str
 	}
 	b := unsafe.Slice(unsafe.StringData(str), len(str)) // only read
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out, first []byte
-	pieces := 0
-	s.scan(b, len(b), func(p []byte) {
-		switch pieces++; pieces {
-		case 1:
-			first = p
-			return
-		case 2:
-			out = append(make([]byte, 0, len(b)+len(p)), first...)
-		}
-		out = append(out, p...)
-	})
-	if pieces > 1 {
-		return string(out)
-	}
-	if len(first) == len(b) && &first[0] == &b[0] {
+	out, changed := s.redacted(b)
+	if !changed {
 		return str
 	}
-	return string(first)
+	return string(out)
 }
 
 // scan finds the values in b that start before limit (a match may run

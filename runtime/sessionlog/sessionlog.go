@@ -206,43 +206,9 @@ func (l *Log) appendValue(b []byte, v any) []byte {
 		}
 		return append(b, ']')
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = l.appendValue(b, x[k])
-		}
-		return append(b, '}')
+		return appendMap(b, x, l.appendValue)
 	case map[string]string:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendString(b, l.str(x[k]))
-		}
-		return append(b, '}')
+		return appendMap(b, x, func(b []byte, v string) []byte { return appendString(b, l.str(v)) })
 	case encoding.TextMarshaler:
 		t, err := x.MarshalText()
 		if err != nil {
@@ -445,4 +411,27 @@ func ReadLines(dir, id string) ([][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// appendMap writes m as a JSON object, keys sorted as encoding/json sorts
+// them, each value by val.
+func appendMap[V any](b []byte, m map[string]V, val func([]byte, V) []byte) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = val(b, m[k])
+	}
+	return append(b, '}')
 }
