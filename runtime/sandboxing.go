@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,8 +93,8 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 			}
 		}
 	}
-	r.files = sortedKeys(files)
-	r.dirs = sortedKeys(dirs)
+	r.files = slices.Sorted(maps.Keys(files))
+	r.dirs = slices.Sorted(maps.Keys(dirs))
 	r.runs = map[sandbox.FileID]bool{}
 	for _, p := range r.files {
 		if id, err := sandbox.Identify(p); err == nil {
@@ -102,15 +103,6 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	}
 	s.execRights.r = r
 	return r, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // command builds the call's process: in a sandbox, or with --no-sandbox
