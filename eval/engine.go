@@ -5,9 +5,12 @@ package eval
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -15,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/action"
@@ -29,8 +33,57 @@ import (
 
 // Engine decides actions against one compiled policy. It is safe for
 // concurrent use; Swap replaces the policy without stopping decisions.
+//
+// An engine decides in this process, on a policy prepared here (New,
+// FromOutput, Swap, SwapCompiled), or asks a running OPA (remote). Either
+// way, a decision that cannot be made is an error wrapping
+// ErrUnavailable, never an allow.
 type Engine struct {
 	cur atomic.Pointer[prepared]
+	// remote, when set, answers every decision and secrets query instead
+	// of a prepared policy: a running opa run --server.
+	remote remote
+	// logs, when set, is told every decision this engine makes here.
+	logs DecisionLogger
+	// pinned says the engine is a Pinned view: Swap refuses.
+	pinned bool
+}
+
+// remote is a policy this process does not hold: it is asked over the
+// network for every answer.
+type remote interface {
+	decide(ctx context.Context, action string, phase config.Phase) (*Decision, error)
+	secrets(ctx context.Context, t Target) ([]Secret, error)
+	meta() Meta
+	revision() string
+}
+
+// ErrUnavailable is wrapped by every error that means no policy could
+// answer: a remote OPA that does not answer in time, a bundle service
+// that has not delivered a policy, an activated bundle that is not
+// chock's. A caller refuses what it asked about.
+var ErrUnavailable = errors.New("no policy could decide")
+
+// DecisionLogger is told every decision an engine makes in this process:
+// OPA's decision-log plugin, through the fleet package.
+type DecisionLogger interface {
+	LogDecision(ctx context.Context, ev DecisionEvent) error
+}
+
+// DecisionEvent is one decision, as a decision log records it.
+type DecisionEvent struct {
+	// ID is the decision's decision_id, which the session log carries too.
+	ID string
+	// Path is the query's path, "chock/decision".
+	Path string
+	// Input is the decision's input, {"action": ..., "phase": ...}.
+	Input map[string]any
+	// Decision is chock's decision object (data.chock.decision's shape).
+	Decision *Decision
+	// Revisions are the revisions of the bundles that decided, by bundle
+	// name.
+	Revisions map[string]string
+	Time      time.Time
 }
 
 // prepared is one loaded policy: its prepared queries and what it says of
@@ -41,11 +94,17 @@ type prepared struct {
 	core     rego.PreparedEvalQuery
 	secrets  rego.PreparedEvalQuery
 	revision string
-	meta     Meta
+	// revisions are the revisions of the bundles it was built from, by
+	// bundle name, for decision logs.
+	revisions map[string]string
+	meta      Meta
 	// A decision is a pure function of the bundle and the input, so
 	// answers are kept per prepared policy (a Swap starts afresh).
 	decisions cache[decisionKey, *Decision]
 	offers    cache[Target, []Secret]
+	// failure, when set, is why this policy cannot decide (an activated
+	// bundle that is not chock's): every decision fails with it.
+	failure string
 }
 
 type decisionKey struct {
@@ -99,7 +158,7 @@ func New(ctx context.Context, b *bundle.Bundle) (*Engine, error) {
 // compile: nothing is compiled again. The modules are this chock's own, so
 // the probe checks only the contract of data.chock.core's answers.
 func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
-	p := &prepared{revision: out.Revision, meta: *out.Meta}
+	p := &prepared{revision: out.Revision, meta: *out.Meta, revisions: map[string]string{"chock": out.Revision}}
 	if err := p.prepareQueries(ctx, out.Compiler(), inmem.New()); err != nil {
 		return nil, err
 	}
@@ -109,6 +168,79 @@ func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
 	e := &Engine{}
 	e.cur.Store(p)
 	return e, nil
+}
+
+// NewCompiled prepares an engine on a policy compiled and stored
+// elsewhere: OPA's plugin manager's compiler and store, after it activated
+// the bundles whose revisions are given by name. logs, when not nil, is
+// told every decision.
+func NewCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string, logs DecisionLogger) (*Engine, error) {
+	p, err := prepareOn(ctx, c, store, revisions)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{logs: logs}
+	e.cur.Store(p)
+	return e, nil
+}
+
+// SwapCompiled replaces the policy with one compiled and stored
+// elsewhere, as NewCompiled takes it. Decisions in flight finish on the
+// old one. When the new one cannot be prepared, the error says why, and
+// every decision after it fails with ErrUnavailable until a policy that
+// can be is swapped in: the old policy no longer matches the store.
+func (e *Engine) SwapCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string) error {
+	if e.pinned || e.remote != nil {
+		return errors.New("this engine's policy cannot be replaced")
+	}
+	p, err := prepareOn(ctx, c, store, revisions)
+	if err != nil {
+		old := e.cur.Load()
+		failed := &prepared{failure: err.Error(), revision: revisionOf(revisions), revisions: revisions}
+		if old != nil {
+			failed.meta = old.meta
+		}
+		e.cur.Store(failed)
+		return err
+	}
+	e.cur.Store(p)
+	return nil
+}
+
+// Pinned returns a view of the engine that decides with its current policy
+// only: a swap after it does not reach the view. A call pins the policy it
+// started on, so it finishes on it. A remote engine's view asks the same
+// remote OPA.
+func (e *Engine) Pinned() *Engine {
+	v := &Engine{remote: e.remote, logs: e.logs, pinned: true}
+	v.cur.Store(e.cur.Load())
+	return v
+}
+
+// Adopt makes the policy another engine decides with this one's: how a
+// policy loaded afresh (mcp serve's reload) is swapped in without being
+// prepared twice. Decisions in flight finish on the old one.
+func (e *Engine) Adopt(other *Engine) error {
+	if e.pinned || e.remote != nil || other.remote != nil {
+		return errors.New("this engine's policy cannot be replaced")
+	}
+	e.cur.Store(other.cur.Load())
+	return nil
+}
+
+// revisionOf is one revision for a set of bundles: the only one's, or the
+// bundles' names and revisions in name order.
+func revisionOf(revisions map[string]string) string {
+	if len(revisions) == 1 {
+		for _, r := range revisions {
+			return r
+		}
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(revisions)) {
+		parts = append(parts, name+"="+revisions[name])
+	}
+	return strings.Join(parts, ",")
 }
 
 // prepareQueries prepares the core and secrets queries on one compiler.
@@ -130,19 +262,14 @@ func prepareQuery(ctx context.Context, c *ast.Compiler, store storage.Store, que
 }
 
 // prepare compiles a bundle's modules once, with compile.Capabilities,
-// and prepares every query on that compilation: data.chock.core and
-// data.chock.secrets, and data.chock.decision for the probe, which holds
-// the two decisions to each other.
+// and prepares every query on that compilation (prepareOn).
 func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
-	m, err := compile.MetaOf(b.Data)
-	if err != nil {
-		return nil, err
-	}
 	mods := make(map[string]*ast.Module, len(b.Modules))
 	for _, mf := range b.Modules {
 		mod := mf.Parsed
 		if mod == nil {
-			if mod, err = ast.ParseModuleWithOpts(mf.Path, string(mf.Raw), ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true}); err != nil {
+			var err error
+			if mod, err = ast.ParseModuleWithOpts(mf.Path, string(mf.Raw), ast.ParserOptions{RegoVersion: ast.RegoV1}); err != nil {
 				return nil, err
 			}
 		}
@@ -153,7 +280,19 @@ func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
 		return nil, fmt.Errorf("compiling the bundle: %w", c.Errors)
 	}
 	store := inmem.NewFromObjectWithOpts(b.Data, inmem.OptRoundTripOnWrite(false))
-	p := &prepared{revision: b.Manifest.Revision, meta: *m}
+	return prepareOn(ctx, c, store, map[string]string{"chock": b.Manifest.Revision})
+}
+
+// prepareOn prepares every query on a compiled policy and its store:
+// data.chock.core and data.chock.secrets, and data.chock.decision for the
+// probe, which holds the two decisions to each other. What the policy
+// says of itself is read from the store (readMeta).
+func prepareOn(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string) (*prepared, error) {
+	m, err := readMeta(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{revision: revisionOf(revisions), revisions: revisions, meta: *m}
 	if err := p.prepareQueries(ctx, c, store); err != nil {
 		return nil, err
 	}
@@ -165,6 +304,23 @@ func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// readMeta reads data.chock.meta from a store.
+func readMeta(ctx context.Context, store storage.Store) (*Meta, error) {
+	v, err := storage.ReadOne(ctx, store, storage.Path{"chock", "meta"})
+	if storage.IsNotFound(err) {
+		return nil, compile.ErrNotChockBundle
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading data.chock.meta: %w", err)
+	}
+	if av, ok := v.(ast.Value); ok {
+		if v, err = ast.JSON(av); err != nil {
+			return nil, fmt.Errorf("reading data.chock.meta: %w", err)
+		}
+	}
+	return compile.MetaOf(map[string]any{"chock": map[string]any{"meta": v}})
 }
 
 // probeAction is an action no policy names, asked once when a bundle is
@@ -235,6 +391,9 @@ func sameDecision(a, b *Decision) bool {
 // Swap replaces the policy. Decisions in flight finish on the old one; the
 // new one is prepared before it takes over, so a bad bundle changes nothing.
 func (e *Engine) Swap(ctx context.Context, b *bundle.Bundle) error {
+	if e.pinned || e.remote != nil {
+		return errors.New("this engine's policy cannot be replaced")
+	}
 	p, err := prepare(ctx, b)
 	if err != nil {
 		return err
@@ -243,11 +402,23 @@ func (e *Engine) Swap(ctx context.Context, b *bundle.Bundle) error {
 	return nil
 }
 
-// Revision is the loaded bundle's revision (its content digest).
-func (e *Engine) Revision() string { return e.cur.Load().revision }
+// Revision is the loaded bundle's revision (its content digest); for
+// several bundles, each one's by name. A remote engine's is the one its
+// last answer came from.
+func (e *Engine) Revision() string {
+	if e.remote != nil {
+		return e.remote.revision()
+	}
+	return e.cur.Load().revision
+}
 
 // Meta returns what the loaded bundle records of its sources.
-func (e *Engine) Meta() Meta { return e.cur.Load().meta }
+func (e *Engine) Meta() Meta {
+	if e.remote != nil {
+		return e.remote.meta()
+	}
+	return e.cur.Load().meta
+}
 
 // Rule is the rule that decided a layer: the bundle's record of it.
 type Rule = compile.RuleMeta
@@ -299,6 +470,11 @@ type Decision struct {
 	CappedBy     *string         `json:"capped_by"`
 	StartRefusal bool            `json:"start_refusal"`
 	Error        string          `json:"error,omitempty"`
+	// ID is the decision's decision_id in OPA's decision log, when one
+	// is kept (here through --opa-config, or by a remote OPA).
+	ID string `json:"-"`
+	// Revision is the revision of the policy that decided.
+	Revision string `json:"-"`
 }
 
 // Decider returns the layer whose decision is the effective one: the org
@@ -328,17 +504,61 @@ func actionInput(action string, phase config.Phase) ast.Value {
 // is not an error: it is denied, with Decision.Error saying why.
 // The result is the caller's to keep or change.
 func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
+	if e.remote != nil {
+		return e.remote.decide(ctx, action, phase)
+	}
 	p := e.cur.Load()
+	if p.failure != "" {
+		return nil, fmt.Errorf("deciding %q: %w: %s", action, ErrUnavailable, p.failure)
+	}
 	key := decisionKey{action, phase}
-	if d, ok := p.decisions.get(key); ok {
-		return d.clone(), nil
+	d, ok := p.decisions.get(key)
+	if ok {
+		d = d.clone()
+	} else {
+		var err error
+		if d, err = p.decide(ctx, action, phase); err != nil {
+			return nil, fmt.Errorf("deciding %q: %w", action, err)
+		}
+		p.decisions.put(key, d.clone())
 	}
-	d, err := p.decide(ctx, action, phase)
-	if err != nil {
-		return nil, fmt.Errorf("deciding %q: %w", action, err)
+	d.Revision = p.revision
+	if e.logs != nil {
+		if err := e.logDecision(ctx, p, d); err != nil {
+			return nil, fmt.Errorf("deciding %q: %w: the decision log refused it: %v", action, ErrUnavailable, err)
+		}
 	}
-	p.decisions.put(key, d.clone())
 	return d, nil
+}
+
+// logDecision gives the decision an ID and tells the decision logger.
+func (e *Engine) logDecision(ctx context.Context, p *prepared, d *Decision) error {
+	id, err := NewDecisionID()
+	if err != nil {
+		return err
+	}
+	d.ID = id
+	return e.logs.LogDecision(ctx, DecisionEvent{
+		ID:        id,
+		Path:      "chock/decision",
+		Input:     map[string]any{"action": d.Action, "phase": d.Phase.String()},
+		Decision:  d.clone(),
+		Revisions: p.revisions,
+		Time:      time.Now().UTC(),
+	})
+}
+
+// NewDecisionID is a random version 4 UUID, the form OPA gives its
+// decision IDs.
+func NewDecisionID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
 }
 
 // decide checks the action, asks data.chock.core which rule decides each
@@ -730,7 +950,13 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 	if (t.Action == "") == (t.Server == "") {
 		return nil, errors.New("secrets: name an action or a server")
 	}
+	if e.remote != nil {
+		return e.remote.secrets(ctx, t)
+	}
 	p := e.cur.Load()
+	if p.failure != "" {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, p.failure)
+	}
 	if s, ok := p.offers.get(t); ok {
 		return append([]Secret(nil), s...), nil
 	}
@@ -745,8 +971,19 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 	if len(rs) != 1 {
 		return nil, errors.New("the policy gave no secrets answer")
 	}
+	out, err := secretsAnswer(rs[0].Expressions[0].Value)
+	if err != nil {
+		return nil, err
+	}
+	p.offers.put(t, append([]Secret(nil), out...))
+	return out, nil
+}
+
+// secretsAnswer checks one answer of data.chock.secrets against the
+// contract and types it.
+func secretsAnswer(v any) ([]Secret, error) {
 	var out []Secret
-	if err := decodeJSON(rs[0].Expressions[0].Value, &out); err != nil {
+	if err := decodeJSON(v, &out); err != nil {
 		return nil, contractErr("the secrets answer: %v", err)
 	}
 	for _, sec := range out {
@@ -764,6 +1001,5 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 	if out == nil {
 		out = []Secret{}
 	}
-	p.offers.put(t, append([]Secret(nil), out...))
 	return out, nil
 }
