@@ -306,19 +306,40 @@ func prepareOn(ctx context.Context, c *ast.Compiler, store storage.Store, revisi
 	return p, nil
 }
 
-// readMeta reads data.chock.meta from a store.
+// readMeta reads what the policy says of itself from a store (assembleMeta).
 func readMeta(ctx context.Context, store storage.Store) (*Meta, error) {
-	v, err := storage.ReadOne(ctx, store, storage.Path{"chock", "meta"})
-	if storage.IsNotFound(err) {
-		return nil, compile.ErrNotChockBundle
-	}
+	return assembleMeta(func(path ...string) (any, bool, error) {
+		v, err := storage.ReadOne(ctx, store, storage.Path(path))
+		if storage.IsNotFound(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if av, ok := v.(ast.Value); ok {
+			if v, err = ast.JSON(av); err != nil {
+				return nil, false, err
+			}
+		}
+		return v, true, nil
+	})
+}
+
+// metaReader reads one document of the policy's data by its path: from a
+// store, or from a remote OPA's data API. found is false when nothing is
+// there.
+type metaReader func(path ...string) (v any, found bool, err error)
+
+// assembleMeta reads what the policy says of itself, data.chock.meta,
+// through read. It is the one place an engine, embedded or remote, learns
+// a policy's layers.
+func assembleMeta(read metaReader) (*Meta, error) {
+	v, found, err := read("chock", "meta")
 	if err != nil {
 		return nil, fmt.Errorf("reading data.chock.meta: %w", err)
 	}
-	if av, ok := v.(ast.Value); ok {
-		if v, err = ast.JSON(av); err != nil {
-			return nil, fmt.Errorf("reading data.chock.meta: %w", err)
-		}
+	if !found {
+		return nil, compile.ErrNotChockBundle
 	}
 	return compile.MetaOf(map[string]any{"chock": map[string]any{"meta": v}})
 }
