@@ -175,7 +175,7 @@ func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
 // the bundles whose revisions are given by name. logs, when not nil, is
 // told every decision.
 func NewCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string, logs DecisionLogger) (*Engine, error) {
-	p, err := prepareOn(ctx, c, store, revisions)
+	p, err := prepareElsewhere(ctx, c, store, revisions)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (e *Engine) SwapCompiled(ctx context.Context, c *ast.Compiler, store storag
 	if e.pinned || e.remote != nil {
 		return errors.New("this engine's policy cannot be replaced")
 	}
-	p, err := prepareOn(ctx, c, store, revisions)
+	p, err := prepareElsewhere(ctx, c, store, revisions)
 	if err != nil {
 		old := e.cur.Load()
 		failed := &prepared{failure: err.Error(), revision: revisionOf(revisions), revisions: revisions}
@@ -304,6 +304,53 @@ func prepareOn(ctx context.Context, c *ast.Compiler, store storage.Store, revisi
 		return nil, err
 	}
 	return p, nil
+}
+
+// prepareElsewhere is prepareOn for a policy compiled elsewhere, with
+// OPA's own capabilities: one that calls a built-in function outside
+// compile.Capabilities (http.send, time, randomness, print) is refused,
+// as compiling it here would refuse it.
+func prepareElsewhere(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string) (*prepared, error) {
+	if err := onlyCapabilities(c); err != nil {
+		return nil, err
+	}
+	return prepareOn(ctx, c, store, revisions)
+}
+
+// onlyCapabilities checks that every built-in function the compiled
+// modules call is one compile.Capabilities holds.
+func onlyCapabilities(c *ast.Compiler) error {
+	allowed := map[string]bool{}
+	for _, b := range compile.Capabilities().Builtins {
+		allowed[b.Name] = true
+	}
+	var bad error
+	check := func(op ast.Ref, loc *ast.Location) {
+		name := op.String()
+		if _, builtin := ast.BuiltinMap[name]; builtin && !allowed[name] && bad == nil {
+			bad = fmt.Errorf("the policy calls %s (%v), a built-in function chock does not let a policy call: a decision depends on the bundle and the input alone", name, loc)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Modules)) {
+		ast.WalkExprs(c.Modules[name], func(e *ast.Expr) bool {
+			if e.IsCall() {
+				check(e.Operator(), e.Location)
+			}
+			return bad != nil
+		})
+		ast.WalkTerms(c.Modules[name], func(t *ast.Term) bool {
+			if call, ok := t.Value.(ast.Call); ok && len(call) > 0 {
+				if op, ok := call[0].Value.(ast.Ref); ok {
+					check(op, t.Location)
+				}
+			}
+			return bad != nil
+		})
+		if bad != nil {
+			return bad
+		}
+	}
+	return nil
 }
 
 // readMeta reads what the policy says of itself from a store (assembleMeta).

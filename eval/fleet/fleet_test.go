@@ -1,0 +1,398 @@
+package fleet
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+)
+
+const project = `.{
+    .policy = .{
+        .default = .deny,
+        .allow = .{ "exec.path.gh", "secret.use.GITHUB_TOKEN" },
+        .ask = .{"exec.path.git"},
+        .deny = .{"exec.path.curl"},
+    },
+    .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "exec.path.gh" } },
+}`
+
+// compiled compiles a project policy.
+func compiled(t *testing.T, src string) *compile.Output {
+	t.Helper()
+	c, ds := config.Load("chock.zon", []byte(src))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	out, err := compile.Compile(compile.Input{Config: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func bundleBytes(t *testing.T, out *compile.Output, key *compile.Key) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := out.WriteBundle(&b, key); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func rsaKeys(t *testing.T) (priv, pub []byte) {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}),
+		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+// service is a bundle server and a decision-log receiver on 127.0.0.1:
+// a real HTTP server, as OPA's plugins expect one.
+type service struct {
+	*httptest.Server
+	mu      sync.Mutex
+	bundle  []byte
+	events  []map[string]any
+	fetches int
+}
+
+func newService(t *testing.T) *service {
+	s := &service{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /bundles/chock.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		b := s.bundle
+		s.fetches++
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Write(b)
+	})
+	mux.HandleFunc("POST /logs", func(w http.ResponseWriter, r *http.Request) {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		var evs []map[string]any
+		dec := json.NewDecoder(zr)
+		dec.UseNumber()
+		if err := dec.Decode(&evs); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		s.mu.Lock()
+		s.events = append(s.events, evs...)
+		s.mu.Unlock()
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *service) serve(b []byte) {
+	s.mu.Lock()
+	s.bundle = b
+	s.mu.Unlock()
+}
+
+func (s *service) logged() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.events...)
+}
+
+// opaConfig is an OPA configuration for the service: the bundle, polled
+// every second, signed with k1 when pub is given; decision logs uploaded
+// only when flushed (a long reporting delay) unless immediate (every second).
+func opaConfig(url string, pub []byte, immediate bool) []byte {
+	signing, keys := "", ""
+	if pub != nil {
+		signing = "\n    signing:\n      keyid: k1"
+		keys = fmt.Sprintf("keys:\n  k1:\n    algorithm: RS256\n    key: %s\n", strings.ReplaceAll(fmt.Sprintf("%q", pub), `\n`, `\n`))
+	}
+	reporting := "min_delay_seconds: 300\n    max_delay_seconds: 600"
+	if immediate {
+		reporting = "min_delay_seconds: 1\n    max_delay_seconds: 1"
+	}
+	return fmt.Appendf(nil, `services:
+  bs:
+    url: %s
+bundles:
+  chock:
+    service: bs
+    resource: bundles/chock.tar.gz
+    polling:
+      min_delay_seconds: 1
+      max_delay_seconds: 1%s
+decision_logs:
+  service: bs
+  resource: logs
+  reporting:
+    %s
+%s`, url, signing, reporting, keys)
+}
+
+func start(t *testing.T, cfg []byte, log io.Writer) *Fleet {
+	t.Helper()
+	f, err := Start(context.Background(), Options{Config: cfg, Name: "opa.yaml", Wait: 10 * time.Second, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Stop(context.Background()) })
+	return f
+}
+
+// syncBuffer is a writer safe for OPA's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// eventually polls cond every 50 ms for up to 20 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("after 20 s: %s", what)
+}
+
+var actions = []string{"exec.path.gh", "exec.path.git", "exec.path.curl", "exec.path.ls", "secret.use.GITHUB_TOKEN", "mcp.x.tool.y"}
+
+// TestDecidesAsEmbedded: a policy from a bundle service, signature
+// verified, decides exactly as the same policy embedded, and offers the
+// same secrets.
+func TestDecidesAsEmbedded(t *testing.T) {
+	priv, pub := rsaKeys(t)
+	out := compiled(t, project)
+	s := newService(t)
+	s.serve(bundleBytes(t, out, &compile.Key{Material: priv, Alg: "RS256", ID: "k1"}))
+	f := start(t, opaConfig(s.URL, pub, false), io.Discard)
+	want, err := eval.FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, a := range actions {
+		for _, ph := range []config.Phase{config.Start, config.Loop} {
+			got, err := f.Engine().Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp, _ := want.Decide(ctx, a, ph)
+			if got.ID == "" || got.Revision != out.Revision {
+				t.Errorf("%s: decision_id %q, revision %q (want %q)", a, got.ID, got.Revision, out.Revision)
+			}
+			got.ID, got.Revision, exp.Revision = "", "", ""
+			gj, _ := json.Marshal(got)
+			ej, _ := json.Marshal(exp)
+			if !bytes.Equal(gj, ej) {
+				t.Errorf("%s at %s:\n got %s\nwant %s", a, ph, gj, ej)
+			}
+		}
+	}
+	sec, err := f.Engine().Secrets(ctx, eval.Target{Action: "exec.path.gh"})
+	if err != nil || len(sec) != 1 || sec[0].Name != "GITHUB_TOKEN" {
+		t.Errorf("secrets: %v, %v", sec, err)
+	}
+}
+
+// TestSwapAndDecisionLogs: a new bundle on the service reaches a running
+// engine between two decisions; a pinned view keeps the old one; every
+// decision arrives at the decision-log service in OPA's format, with the
+// rule and its span, and a tampered bundle is refused and the old one
+// kept.
+func TestSwapAndDecisionLogs(t *testing.T) {
+	priv, pub := rsaKeys(t)
+	key := &compile.Key{Material: priv, Alg: "RS256", ID: "k1"}
+	v1 := compiled(t, project)
+	v2 := compiled(t, strings.Replace(project, `.ask = .{"exec.path.git"}`, `.ask = .{"exec.path.git", "exec.path.ls"}`, 1))
+	s := newService(t)
+	s.serve(bundleBytes(t, v1, key))
+	log := &syncBuffer{}
+	f := start(t, opaConfig(s.URL, pub, true), log)
+	ctx := context.Background()
+	e := f.Engine()
+	d, err := e.Decide(ctx, "exec.path.ls", config.Loop)
+	if err != nil || d.Decision != config.Deny {
+		t.Fatalf("v1: %v %v", d, err)
+	}
+	pinned := e.Pinned()
+
+	s.serve(bundleBytes(t, v2, key))
+	eventually(t, "v2 swapped in", func() bool { return e.Revision() == v2.Revision })
+	d, err = e.Decide(ctx, "exec.path.ls", config.Loop)
+	if err != nil || d.Decision != config.Ask || d.Revision != v2.Revision {
+		t.Fatalf("v2: %+v %v", d, err)
+	}
+	if d, _ := pinned.Decide(ctx, "exec.path.ls", config.Loop); d.Decision != config.Deny || d.Revision != v1.Revision {
+		t.Errorf("the pinned view decided %v under %s", d.Decision, d.Revision)
+	}
+
+	// Tampered: v1's bytes with v2's signature file would do; simplest is
+	// v2's bundle with its policy data edited after signing.
+	tampered := tamper(t, bundleBytes(t, compiled(t, strings.Replace(project, `"exec.path.curl"`, `"exec.path.rm"`, 1)), key))
+	s.serve(tampered)
+	eventually(t, "the tampered bundle refused", func() bool {
+		return strings.Contains(log.String(), "digest mismatch") || strings.Contains(log.String(), "verif")
+	})
+	if e.Revision() != v2.Revision {
+		t.Errorf("after a tampered bundle, revision %s, want v2's", e.Revision())
+	}
+	if d, err := e.Decide(ctx, "exec.path.ls", config.Loop); err != nil || d.Decision != config.Ask {
+		t.Errorf("after a tampered bundle: %v %v", d, err)
+	}
+
+	eventually(t, "decision logs delivered", func() bool { return len(s.logged()) >= 3 })
+	evs := s.logged()
+	byID := map[string]map[string]any{}
+	for _, ev := range evs {
+		byID[fmt.Sprint(ev["decision_id"])] = ev
+	}
+	ev, ok := byID[d.ID]
+	if !ok {
+		t.Fatalf("decision %s not in the log: %v", d.ID, evs)
+	}
+	if ev["path"] != "chock/decision" {
+		t.Errorf("path %v", ev["path"])
+	}
+	b, _ := json.Marshal(ev)
+	for _, want := range []string{`"bundles":{"chock":{"revision":"` + v2.Revision + `"}}`, `"input":{"action":"exec.path.ls","phase":"loop"}`, `"pattern":"exec.path.ls"`, `"span":{"end":{"col":49,"line":5,"offset":159},"file":"chock.zon"`, `"decision":"ask"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("event lacks %s:\n%s", want, b)
+		}
+	}
+}
+
+// tamper changes one byte of data.json's content inside a gzip'd bundle,
+// keeping its signature: the bundle plugin must refuse it.
+func tamper(t *testing.T, b []byte) []byte {
+	t.Helper()
+	return retar(t, b, func(name string, body []byte) []byte {
+		if name == "/data.json" {
+			return bytes.Replace(body, []byte(`"exec.path.rm"`), []byte(`"exec.path.rn"`), 1)
+		}
+		return body
+	})
+}
+
+// TestFlushOnStop: pending decision logs (a reporting delay of minutes)
+// reach the service when the fleet stops.
+func TestFlushOnStop(t *testing.T) {
+	s := newService(t)
+	s.serve(bundleBytes(t, compiled(t, project), nil))
+	f, err := Start(context.Background(), Options{Config: opaConfig(s.URL, nil, false), Name: "opa.yaml", Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range actions {
+		if _, err := f.Engine().Decide(context.Background(), a, config.Loop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.logged()); n != 0 {
+		t.Fatalf("%d events before stop; the test needs them pending", n)
+	}
+	f.Stop(context.Background())
+	if n := len(s.logged()); n != len(actions) {
+		t.Errorf("%d events after stop, want %d", n, len(actions))
+	}
+}
+
+// TestNotAChockBundle: a bundle service that serves a bundle that is not
+// chock's gives no engine, and says why; one that answers nothing says
+// so within the wait.
+func TestNotAChockBundle(t *testing.T) {
+	s := newService(t)
+	s.serve(regoBundle(t, "package other\n\nallow := true\n"))
+	_, err := Start(context.Background(), Options{Config: opaConfig(s.URL, nil, false), Name: "opa.yaml", Wait: 3 * time.Second})
+	if !errors.Is(err, ErrNoPolicy) || !strings.Contains(err.Error(), "not a bundle compiled by chock") {
+		t.Errorf("got %v", err)
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	_, err = Start(context.Background(), Options{Config: opaConfig(dead.URL, nil, false), Name: "opa.yaml", Wait: 2 * time.Second})
+	if !errors.Is(err, ErrNoPolicy) || !strings.Contains(err.Error(), "within 2s") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestSwapToForeignBundleRefuses: a running engine whose service then
+// serves a bundle that is not chock's refuses every decision, and takes
+// a chock bundle again when one comes.
+func TestSwapToForeignBundleRefuses(t *testing.T) {
+	out := compiled(t, project)
+	s := newService(t)
+	s.serve(bundleBytes(t, out, nil))
+	f := start(t, opaConfig(s.URL, nil, false), io.Discard)
+	e := f.Engine()
+	s.serve(regoBundle(t, "package other\n\nallow := true\n"))
+	eventually(t, "decisions refused", func() bool {
+		_, err := e.Decide(context.Background(), "exec.path.gh", config.Loop)
+		return errors.Is(err, eval.ErrUnavailable)
+	})
+	s.serve(bundleBytes(t, out, nil))
+	eventually(t, "decisions again", func() bool {
+		d, err := e.Decide(context.Background(), "exec.path.gh", config.Loop)
+		return err == nil && d.Decision == config.Allow
+	})
+}
+
+// TestHTTPSendRefused: a served bundle that calls http.send is not a
+// policy chock decides with, even though OPA's own compiler took it.
+func TestHTTPSendRefused(t *testing.T) {
+	out := compiled(t, project)
+	b := bundleBytes(t, out, nil)
+	b = retar(t, b, func(name string, body []byte) []byte {
+		if strings.HasSuffix(name, "main.rego") {
+			return append(body, []byte("\nleak := http.send({\"method\": \"get\", \"url\": \"http://127.0.0.1:1/\"})\n")...)
+		}
+		return body
+	})
+	s := newService(t)
+	s.serve(b)
+	_, err := Start(context.Background(), Options{Config: opaConfig(s.URL, nil, false), Name: "opa.yaml", Wait: 3 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "http.send") {
+		t.Errorf("got %v", err)
+	}
+}
