@@ -543,6 +543,9 @@ type Decision struct {
 	ID string `json:"-"`
 	// Revision is the revision of the policy that decided.
 	Revision string `json:"-"`
+	// Unavailable says no policy could decide (Error says why): the
+	// action is denied without a layer's word (ErrUnavailable).
+	Unavailable bool `json:"unavailable,omitempty"`
 }
 
 // Decider returns the layer whose decision is the effective one: the org

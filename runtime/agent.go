@@ -64,7 +64,7 @@ func (s *Session) Questions(ctx context.Context, c *Call) ([]Question, error) {
 	}
 	var qs []Question
 	ask := func(a string) (refused bool, err error) {
-		d, err := s.opts.Engine.Decide(ctx, a, config.Loop)
+		d, err := s.engine(ctx).Decide(ctx, a, config.Loop)
 		if err != nil {
 			return false, err
 		}
@@ -82,7 +82,7 @@ func (s *Session) Questions(ctx context.Context, c *Call) ([]Question, error) {
 	if c.Exec == nil || c.Exec.Background || !onPath {
 		return qs, nil // only a program on the PATH is given secrets
 	}
-	offered, err := s.opts.Engine.Secrets(ctx, eval.Target{Action: act})
+	offered, err := s.engine(ctx).Secrets(ctx, eval.Target{Action: act})
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,21 @@ func (s *Session) Run(ctx context.Context, c *Call) (*Result, error) {
 			c.Action, c.prog = a, r
 		}
 	}
+	// The call decides on the policy it started on, to its end.
+	ctx = context.WithValue(ctx, pinKey{}, s.opts.Engine.Pinned())
 	return s.chain(ctx, c)
+}
+
+// pinKey is the context key of the policy a call is pinned to.
+type pinKey struct{}
+
+// engine is the engine a decision asks: the policy of the call ctx is
+// in, or the session's.
+func (s *Session) engine(ctx context.Context) *eval.Engine {
+	if e, ok := ctx.Value(pinKey{}).(*eval.Engine); ok {
+		return e
+	}
+	return s.opts.Engine
 }
 
 // program is the one place an exec call's program is worked out: the file
@@ -208,17 +222,37 @@ func (s *Session) timeLimit(ctx context.Context, c *Call, next Handler) (*Result
 
 // decide asks the policy and logs the decision; parent names the call a
 // nested decision belongs to.
+//
+// A decision no policy could make (eval.ErrUnavailable: a remote OPA that
+// does not answer, a bundle service with no policy) is a deny, logged as
+// one with the reason. A decision under another revision than the last
+// one logs the change first.
 func (s *Session) decide(ctx context.Context, act string, phase config.Phase, parent string) (*eval.Decision, error) {
-	d, err := s.opts.Engine.Decide(ctx, act, phase)
+	d, err := s.engine(ctx).Decide(ctx, act, phase)
+	if errors.Is(err, eval.ErrUnavailable) {
+		d, err = &eval.Decision{Action: act, Phase: phase, Decision: config.Deny, Error: s.redact.String(err.Error()), Unavailable: true}, nil
+	}
 	if err != nil {
 		return nil, err
+	}
+	if d.Revision != "" {
+		if prev := s.revision.Swap(&d.Revision); prev != nil && *prev != d.Revision {
+			if err := s.event("policy.revision", sessionlog.F("from", *prev), sessionlog.F("to", d.Revision)); err != nil {
+				return nil, fmt.Errorf("session log: %w", err)
+			}
+		}
 	}
 	rule, layer := "default", "project"
 	if l := d.Decider(); l != nil {
 		layer, rule = l.Spelling(), l.RuleText()
+	} else if d.Unavailable {
+		rule, layer = "none", "none"
 	}
 	fields := []sessionlog.Field{sessionlog.F("action", act), sessionlog.F("phase", phase.String()),
 		sessionlog.F("decision", d.Decision.String()), sessionlog.F("layer", layer), sessionlog.F("rule", rule), sessionlog.F("parent", parent)}
+	if d.ID != "" {
+		fields = append(fields, sessionlog.F("decision_id", d.ID))
+	}
 	if d.Error != "" {
 		fields = append(fields, sessionlog.F("error", d.Error))
 	}
@@ -251,7 +285,10 @@ func (s *Session) permit(ctx context.Context, d *eval.Decision, parent string) e
 		return nil
 	}
 	reason := eval.Describe(d)
-	if d.Error != "" {
+	switch {
+	case d.Unavailable:
+		reason = d.Error
+	case d.Error != "":
 		reason = "malformed action: " + d.Error
 	}
 	return &RefusedError{Action: d.Action, Reason: reason, Explanation: x}

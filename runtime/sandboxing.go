@@ -56,7 +56,7 @@ type rightsCache struct {
 // rights are the exec rights under the engine's current revision, worked
 // out once per revision: a decision for every program name on the PATH.
 func (s *Session) rights(ctx context.Context) (*execRights, error) {
-	rev := s.opts.Engine.Revision()
+	rev := s.engine(ctx).Revision()
 	s.execRights.mu.Lock()
 	defer s.execRights.mu.Unlock()
 	if r := s.execRights.r; r != nil && r.revision == rev {
@@ -73,7 +73,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 		if err != nil || strings.Contains(name, "/") {
 			continue // a name that cannot form an action is never allowed
 		}
-		d, err := s.opts.Engine.Decide(ctx, act, config.Loop)
+		d, err := s.engine(ctx).Decide(ctx, act, config.Loop)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +214,7 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 		if !ok || strings.ContainsAny(n, "*.") {
 			continue // lint refuses it; it declares nothing
 		}
-		d, err := s.opts.Engine.Decide(ctx, call, config.Loop)
+		d, err := s.engine(ctx).Decide(ctx, call, config.Loop)
 		if err != nil {
 			return nil, nil, err
 		}

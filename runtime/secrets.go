@@ -45,7 +45,7 @@ type grant struct {
 // in its bind (a server and a file) is skipped with an event. err is a
 // failure to decide or to log.
 func (s *Session) grants(ctx context.Context, g grantee) ([]grant, *RefusedError, error) {
-	offered, err := s.opts.Engine.Secrets(ctx, g.target)
+	offered, err := s.engine(ctx).Secrets(ctx, g.target)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -164,7 +164,10 @@ func (s *Session) dropServer(st *ServerStatus, why string) error {
 func (s *Session) refusal(d *eval.Decision) string {
 	x := eval.Explain(d, s.opts.Config)
 	parts := []string{d.Action + " is " + eval.Describe(d)}
-	if d.Error != "" {
+	switch {
+	case d.Unavailable:
+		parts = []string{d.Action + " is refused: " + d.Error}
+	case d.Error != "":
 		parts = []string{d.Action + " is malformed: " + d.Error}
 	}
 	if x.StartNote != "" {
@@ -249,7 +252,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 			return st, s.dropServer(&st, fmt.Sprintf("it declares a tool whose name cannot be a policy action, so the whole server is kept out: %v", err))
 		}
 		ts := ToolStatus{Name: t.Name, Description: s.redact.String(t.Description), Action: act, Rule: "default"}
-		if d, err := s.opts.Engine.Decide(ctx, act, config.Loop); err == nil {
+		if d, err := s.engine(ctx).Decide(ctx, act, config.Loop); err == nil {
 			ts.Decision = d.Decision
 			if l := d.Decider(); l != nil {
 				ts.Rule = l.RuleText()

@@ -91,6 +91,8 @@ type Session struct {
 	redact *redact.Set
 	chain  Handler
 	seq    atomic.Int64
+	// revision is the policy revision of the last decision logged.
+	revision atomic.Pointer[string]
 
 	mu         sync.Mutex
 	background []*os.Process

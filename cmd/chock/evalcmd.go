@@ -29,6 +29,8 @@ type policyFlags struct {
 	orgs   []string
 	bundle string
 	keys   keyFlags
+	// opa, when given, has OPA serve the policy instead.
+	opa opaFlags
 	// flags is the set they were added to, to tell a --config given from
 	// its default.
 	flags *pflag.FlagSet
@@ -45,6 +47,9 @@ func (p *policyFlags) files() []string {
 	}
 	return out
 }
+
+// bundleGiven says whether --bundle is given.
+func (p *policyFlags) bundleGiven() bool { return p.bundle != "" }
 
 // add adds --config, --org, --bundle and the verification flags.
 func (p *policyFlags) add(fs *pflag.FlagSet) {
@@ -63,6 +68,12 @@ func (p *policyFlags) addOrgs(fs *pflag.FlagSet) {
 
 // load builds the policy, or returns the error that ends the command.
 func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) {
+	if err := p.opa.check(p); err != nil {
+		return nil, inputError(exitUsage, err)
+	}
+	if p.opa.given() {
+		return p.opa.load(ctx, io)
+	}
 	ro, err := p.keys.readOptions()
 	if err != nil {
 		return nil, inputError(exitUsage, err)
@@ -314,6 +325,7 @@ usage error (exit 2), one in the file reported as FILE:LINE; with
 				return usageError()
 			}
 			ctx := cmd.Context()
+			defer pf.opa.close()
 			ph, all, p, err := pf.forActions(cmd, phase, args, actions, io)
 			if err != nil {
 				return err
@@ -340,6 +352,7 @@ usage error (exit 2), one in the file reported as FILE:LINE; with
 		},
 	}
 	pf.add(c.Flags())
+	pf.opa.add(c.Flags())
 	addPhaseFlag(c, &phase)
 	c.Flags().BoolVar(&asJSON, "json", false, "print each decision object as one line of JSON")
 	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 if any action is not allowed")

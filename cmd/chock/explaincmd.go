@@ -35,6 +35,7 @@ after another.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			defer pf.opa.close()
 			ph, all, p, err := pf.forActions(cmd, phase, args, actions, io)
 			if err != nil {
 				return err
@@ -58,6 +59,7 @@ after another.`,
 		},
 	}
 	pf.add(c.Flags())
+	pf.opa.add(c.Flags())
 	addPhaseFlag(c, &phase)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the explanation as JSON")
 	addActionsFlag(c, &actions, "explain")

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -95,6 +96,14 @@ and printed once on stderr.`,
 				defer tty.Close()
 				prompter = &runtime.TerminalAsker{In: tty, Out: tty}
 			}
+			// A policy OPA's bundle plugin swaps in reaches every connection.
+			var swapTo atomic.Pointer[gateway.Gateway]
+			pf.opa.onSwap = func(string) {
+				if g := swapTo.Load(); g != nil {
+					g.Swapped(ctx, nil, bundleSources(g.Engine().Meta()))
+				}
+			}
+			defer pf.opa.close()
 			p, err := pf.load(ctx, io)
 			if err != nil {
 				return err
@@ -119,13 +128,14 @@ and printed once on stderr.`,
 			if err != nil {
 				return failed(exitFailed, err)
 			}
+			swapTo.Store(g)
 			io.aborts.add(g.Abort)
 			if noSandbox {
 				fmt.Fprintln(io.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
 			}
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			defer stopWatch()
-			if files := pf.watched(); len(files) > 0 {
+			if files := pf.watched(); len(files) > 0 && !pf.opa.given() {
 				// The folders the policy's files are in, as they are now: an
 				// edit is read only while each is the same folder (one a call
 				// moved away and replaced is not the user's).
@@ -159,6 +169,7 @@ and printed once on stderr.`,
 		},
 	}
 	pf.add(c.Flags())
+	pf.opa.add(c.Flags())
 	c.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
 	c.Flags().StringVar(&ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
 	c.Flags().BoolVar(&noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); each session's log records it")

@@ -33,6 +33,7 @@ type sessionFlags struct {
 // add adds the policy flags, --ask and the MCP budgets.
 func (f *sessionFlags) add(fs *pflag.FlagSet) {
 	f.policyFlags.add(fs)
+	f.opa.add(fs)
 	fs.StringVar(&f.ask, "ask", "", "answer ask decisions by `HOW`: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
 	fs.DurationVar(&f.discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
 	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
@@ -121,6 +122,7 @@ characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 				return failedf(exitFailed, "%s: %w", script, err)
 			}
 			ctx := cmd.Context()
+			defer sf.opa.close()
 			s, p, err := sf.open(ctx, io)
 			if err != nil {
 				return err

@@ -179,14 +179,25 @@ func (g *Gateway) Swap(ctx context.Context, b *bundle.Bundle, cfg *config.Config
 	if err := g.o.Engine.Swap(ctx, b); err != nil {
 		return err
 	}
+	g.Swapped(ctx, cfg, src)
+	return nil
+}
+
+// Swapped tells every session that the engine's policy was replaced
+// (by Swap, or by OPA's bundle plugin), recomputes what each connection
+// is offered and tells its client. cfg and src are the new policy's, nil
+// for a bundle.
+func (g *Gateway) Swapped(ctx context.Context, cfg *config.Config, src diag.Sources) {
 	g.view.Store(&view{cfg: cfg, src: src})
 	rev := g.o.Engine.Revision()
 	for _, c := range g.live() {
 		c.sess.Record("policy.swapped", sessionlog.F("policy", rev))
 		c.refresh(ctx)
 	}
-	return nil
 }
+
+// Engine is the engine every session decides with.
+func (g *Gateway) Engine() *eval.Engine { return g.o.Engine }
 
 // Revision is the revision of the policy every session decides with.
 func (g *Gateway) Revision() string { return g.o.Engine.Revision() }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/chockhq/chock/eval/fleet"
+	"github.com/chockhq/chock/eval/load"
+	"github.com/spf13/pflag"
+)
+
+// opaFlags choose a policy that OPA's own machinery serves: OPA's
+// configuration file (--opa-config: bundle service, signing keys,
+// decision logs), or a running opa run --server (--opa-url).
+type opaFlags struct {
+	config  string
+	url     string
+	ca      string
+	timeout time.Duration
+	// fleet is the running plugin manager, once loaded: close stops it,
+	// flushing its decision logs.
+	fleet *fleet.Fleet
+	// onSwap, when set before load, is told each policy the bundle
+	// service swaps in (mcp serve tells its clients).
+	onSwap func(revision string)
+}
+
+// defaultOPATimeout is --opa-timeout's default.
+const defaultOPATimeout = 10 * time.Second
+
+// add adds --opa-config, --opa-url, --opa-ca and --opa-timeout.
+func (o *opaFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&o.config, "opa-config", "", "decide with the policy OPA's configuration `FILE` names (services, bundles, keys, decision_logs, as opa run -c takes it), through OPA's plugins")
+	fs.DurationVar(&o.timeout, "opa-timeout", defaultOPATimeout, "the `DURATION` a decision may wait for OPA: --opa-url's answer, --opa-config's first bundle and its last decision-log upload")
+}
+
+// given says whether OPA serves the policy.
+func (o *opaFlags) given() bool { return o.config != "" || o.url != "" }
+
+// check refuses flags that do not go together.
+func (o *opaFlags) check(p *policyFlags) error {
+	switch {
+	case o.config != "" && o.url != "":
+		return errors.New("--opa-config and --opa-url each name where the policy comes from; give one")
+	case o.ca != "" && o.url == "":
+		return errors.New("--opa-ca is for --opa-url's TLS")
+	case o.timeout <= 0:
+		return errors.New("--opa-timeout must be positive")
+	case !o.given():
+		return nil
+	case len(p.orgs) > 0 || p.bundleGiven() || p.flags != nil && p.flags.Changed("config"):
+		return errors.New("with --opa-config or --opa-url, OPA serves the policy; give no --config, --org or --bundle")
+	}
+	return nil
+}
+
+// load starts OPA's plugins from --opa-config, or connects to --opa-url.
+func (o *opaFlags) load(ctx context.Context, io stdio) (*load.Policy, error) {
+	raw, err := readInput(o.config, io)
+	if err != nil {
+		return nil, inputError(exitUsage, err)
+	}
+	f, err := fleet.Start(ctx, fleet.Options{Config: raw, Name: displayName(o.config), Wait: o.timeout, Log: io.err, OnSwap: o.onSwap})
+	if err != nil {
+		return nil, inputError(exitFailed, err)
+	}
+	o.fleet = f
+	e := f.Engine()
+	return &load.Policy{Engine: e, Sources: bundleSources(e.Meta())}, nil
+}
+
+// close stops OPA's plugins, if they run, flushing pending decision logs
+// within --opa-timeout.
+func (o *opaFlags) close() {
+	if o.fleet != nil {
+		o.fleet.Stop(context.Background())
+		o.fleet = nil
+	}
+}
