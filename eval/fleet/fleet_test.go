@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -12,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +19,7 @@ import (
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/internal/opaservice"
 )
 
 const project = `.{
@@ -71,90 +69,10 @@ func rsaKeys(t *testing.T) (priv, pub []byte) {
 		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }
 
-// service is a bundle server and a decision-log receiver on 127.0.0.1:
-// a real HTTP server, as OPA's plugins expect one.
-type service struct {
-	*httptest.Server
-	mu      sync.Mutex
-	bundle  []byte
-	events  []map[string]any
-	fetches int
-}
-
-func newService(t *testing.T) *service {
-	s := &service{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /bundles/chock.tar.gz", func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		b := s.bundle
-		s.fetches++
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "application/gzip")
-		w.Write(b)
-	})
-	mux.HandleFunc("POST /logs", func(w http.ResponseWriter, r *http.Request) {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		var evs []map[string]any
-		dec := json.NewDecoder(zr)
-		dec.UseNumber()
-		if err := dec.Decode(&evs); err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		s.mu.Lock()
-		s.events = append(s.events, evs...)
-		s.mu.Unlock()
-	})
-	s.Server = httptest.NewServer(mux)
+func newService(t *testing.T) *opaservice.Service {
+	s := opaservice.New()
 	t.Cleanup(s.Close)
 	return s
-}
-
-func (s *service) serve(b []byte) {
-	s.mu.Lock()
-	s.bundle = b
-	s.mu.Unlock()
-}
-
-func (s *service) logged() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]map[string]any(nil), s.events...)
-}
-
-// opaConfig is an OPA configuration for the service: the bundle, polled
-// every second, signed with k1 when pub is given; decision logs uploaded
-// only when flushed (a long reporting delay) unless immediate (every second).
-func opaConfig(url string, pub []byte, immediate bool) []byte {
-	signing, keys := "", ""
-	if pub != nil {
-		signing = "\n    signing:\n      keyid: k1"
-		keys = fmt.Sprintf("keys:\n  k1:\n    algorithm: RS256\n    key: %s\n", strings.ReplaceAll(fmt.Sprintf("%q", pub), `\n`, `\n`))
-	}
-	reporting := "min_delay_seconds: 300\n    max_delay_seconds: 600"
-	if immediate {
-		reporting = "min_delay_seconds: 1\n    max_delay_seconds: 1"
-	}
-	return fmt.Appendf(nil, `services:
-  bs:
-    url: %s
-bundles:
-  chock:
-    service: bs
-    resource: bundles/chock.tar.gz
-    polling:
-      min_delay_seconds: 1
-      max_delay_seconds: 1%s
-decision_logs:
-  service: bs
-  resource: logs
-  reporting:
-    %s
-%s`, url, signing, reporting, keys)
 }
 
 func start(t *testing.T, cfg []byte, log io.Writer) *Fleet {
@@ -206,8 +124,8 @@ func TestDecidesAsEmbedded(t *testing.T) {
 	priv, pub := rsaKeys(t)
 	out := compiled(t, project)
 	s := newService(t)
-	s.serve(bundleBytes(t, out, &compile.Key{Material: priv, Alg: "RS256", ID: "k1"}))
-	f := start(t, opaConfig(s.URL, pub, false), io.Discard)
+	s.Serve(bundleBytes(t, out, &compile.Key{Material: priv, Alg: "RS256", ID: "k1"}))
+	f := start(t, s.Config(pub, true), io.Discard)
 	want, err := eval.FromOutput(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
@@ -248,9 +166,9 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 	v1 := compiled(t, project)
 	v2 := compiled(t, strings.Replace(project, `.ask = .{"exec.path.git"}`, `.ask = .{"exec.path.git", "exec.path.ls"}`, 1))
 	s := newService(t)
-	s.serve(bundleBytes(t, v1, key))
+	s.Serve(bundleBytes(t, v1, key))
 	log := &syncBuffer{}
-	f := start(t, opaConfig(s.URL, pub, true), log)
+	f := start(t, s.Config(pub, false), log)
 	ctx := context.Background()
 	e := f.Engine()
 	d, err := e.Decide(ctx, "exec.path.ls", config.Loop)
@@ -259,7 +177,7 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 	}
 	pinned := e.Pinned()
 
-	s.serve(bundleBytes(t, v2, key))
+	s.Serve(bundleBytes(t, v2, key))
 	eventually(t, "v2 swapped in", func() bool { return e.Revision() == v2.Revision })
 	d, err = e.Decide(ctx, "exec.path.ls", config.Loop)
 	if err != nil || d.Decision != config.Ask || d.Revision != v2.Revision {
@@ -272,7 +190,7 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 	// Tampered: v1's bytes with v2's signature file would do; simplest is
 	// v2's bundle with its policy data edited after signing.
 	tampered := tamper(t, bundleBytes(t, compiled(t, strings.Replace(project, `"exec.path.curl"`, `"exec.path.rm"`, 1)), key))
-	s.serve(tampered)
+	s.Serve(tampered)
 	eventually(t, "the tampered bundle refused", func() bool {
 		return strings.Contains(log.String(), "digest mismatch") || strings.Contains(log.String(), "verif")
 	})
@@ -283,8 +201,8 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 		t.Errorf("after a tampered bundle: %v %v", d, err)
 	}
 
-	eventually(t, "decision logs delivered", func() bool { return len(s.logged()) >= 3 })
-	evs := s.logged()
+	eventually(t, "decision logs delivered", func() bool { return len(s.Events()) >= 3 })
+	evs := s.Events()
 	byID := map[string]map[string]any{}
 	for _, ev := range evs {
 		byID[fmt.Sprint(ev["decision_id"])] = ev
@@ -320,8 +238,8 @@ func tamper(t *testing.T, b []byte) []byte {
 // reach the service when the fleet stops.
 func TestFlushOnStop(t *testing.T) {
 	s := newService(t)
-	s.serve(bundleBytes(t, compiled(t, project), nil))
-	f, err := Start(context.Background(), Options{Config: opaConfig(s.URL, nil, false), Name: "opa.yaml", Wait: 10 * time.Second})
+	s.Serve(bundleBytes(t, compiled(t, project), nil))
+	f, err := Start(context.Background(), Options{Config: s.Config(nil, true), Name: "opa.yaml", Wait: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,11 +248,11 @@ func TestFlushOnStop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(s.logged()); n != 0 {
+	if n := len(s.Events()); n != 0 {
 		t.Fatalf("%d events before stop; the test needs them pending", n)
 	}
 	f.Stop(context.Background())
-	if n := len(s.logged()); n != len(actions) {
+	if n := len(s.Events()); n != len(actions) {
 		t.Errorf("%d events after stop, want %d", n, len(actions))
 	}
 }
@@ -344,14 +262,14 @@ func TestFlushOnStop(t *testing.T) {
 // so within the wait.
 func TestNotAChockBundle(t *testing.T) {
 	s := newService(t)
-	s.serve(regoBundle(t, "package other\n\nallow := true\n"))
-	_, err := Start(context.Background(), Options{Config: opaConfig(s.URL, nil, false), Name: "opa.yaml", Wait: 3 * time.Second})
+	s.Serve(regoBundle(t, "package other\n\nallow := true\n"))
+	_, err := Start(context.Background(), Options{Config: s.Config(nil, true), Name: "opa.yaml", Wait: 3 * time.Second})
 	if !errors.Is(err, ErrNoPolicy) || !strings.Contains(err.Error(), "not a bundle compiled by chock") {
 		t.Errorf("got %v", err)
 	}
-	dead := httptest.NewServer(http.NotFoundHandler())
+	dead := newService(t)
 	dead.Close()
-	_, err = Start(context.Background(), Options{Config: opaConfig(dead.URL, nil, false), Name: "opa.yaml", Wait: 2 * time.Second})
+	_, err = Start(context.Background(), Options{Config: dead.Config(nil, true), Name: "opa.yaml", Wait: 2 * time.Second})
 	if !errors.Is(err, ErrNoPolicy) || !strings.Contains(err.Error(), "within 2s") {
 		t.Errorf("got %v", err)
 	}
@@ -363,15 +281,15 @@ func TestNotAChockBundle(t *testing.T) {
 func TestSwapToForeignBundleRefuses(t *testing.T) {
 	out := compiled(t, project)
 	s := newService(t)
-	s.serve(bundleBytes(t, out, nil))
-	f := start(t, opaConfig(s.URL, nil, false), io.Discard)
+	s.Serve(bundleBytes(t, out, nil))
+	f := start(t, s.Config(nil, true), io.Discard)
 	e := f.Engine()
-	s.serve(regoBundle(t, "package other\n\nallow := true\n"))
+	s.Serve(regoBundle(t, "package other\n\nallow := true\n"))
 	eventually(t, "decisions refused", func() bool {
 		_, err := e.Decide(context.Background(), "exec.path.gh", config.Loop)
 		return errors.Is(err, eval.ErrUnavailable)
 	})
-	s.serve(bundleBytes(t, out, nil))
+	s.Serve(bundleBytes(t, out, nil))
 	eventually(t, "decisions again", func() bool {
 		d, err := e.Decide(context.Background(), "exec.path.gh", config.Loop)
 		return err == nil && d.Decision == config.Allow
@@ -390,8 +308,8 @@ func TestHTTPSendRefused(t *testing.T) {
 		return body
 	})
 	s := newService(t)
-	s.serve(b)
-	_, err := Start(context.Background(), Options{Config: opaConfig(s.URL, nil, false), Name: "opa.yaml", Wait: 3 * time.Second})
+	s.Serve(b)
+	_, err := Start(context.Background(), Options{Config: s.Config(nil, true), Name: "opa.yaml", Wait: 3 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "http.send") {
 		t.Errorf("got %v", err)
 	}

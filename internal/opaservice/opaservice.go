@@ -1,0 +1,112 @@
+// Package opaservice is a bundle service and a decision-log service on
+// 127.0.0.1, for tests: a real HTTP server that OPA's bundle and
+// decision-log plugins talk to as they would to any other.
+package opaservice
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+)
+
+// BundlePath and LogsPath are where the service serves the bundle and
+// takes decision logs.
+const (
+	BundlePath = "bundles/chock.tar.gz"
+	LogsPath   = "logs"
+)
+
+// Service serves one bundle at BundlePath and keeps every decision-log
+// event posted to LogsPath.
+type Service struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bundle []byte
+	events []map[string]any
+}
+
+// New starts a service; Close stops it.
+func New() *Service {
+	s := &Service{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /"+BundlePath, func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		b := s.bundle
+		s.mu.Unlock()
+		if b == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Write(b)
+	})
+	mux.HandleFunc("POST /"+LogsPath, func(w http.ResponseWriter, r *http.Request) {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var evs []map[string]any
+		dec := json.NewDecoder(zr)
+		dec.UseNumber()
+		if err := dec.Decode(&evs); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.events = append(s.events, evs...)
+		s.mu.Unlock()
+	})
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// Serve makes b the bundle served.
+func (s *Service) Serve(b []byte) {
+	s.mu.Lock()
+	s.bundle = b
+	s.mu.Unlock()
+}
+
+// Events are the decision-log events received so far.
+func (s *Service) Events() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.events...)
+}
+
+// Config is an OPA configuration for the service: its bundle as bundle
+// "chock", polled every second, verified with key k1 (RS256, PEM pub)
+// when pub is given; decision logs uploaded every second, or only when
+// flushed (every five minutes) when lazy.
+func (s *Service) Config(pub []byte, lazy bool) []byte {
+	signing, keys := "", ""
+	if pub != nil {
+		signing = "\n    signing:\n      keyid: k1"
+		keys = fmt.Sprintf("keys:\n  k1:\n    algorithm: RS256\n    key: %q\n", string(pub))
+	}
+	reporting := "min_delay_seconds: 1\n    max_delay_seconds: 1"
+	if lazy {
+		reporting = "min_delay_seconds: 300\n    max_delay_seconds: 600"
+	}
+	return fmt.Appendf(nil, `services:
+  bs:
+    url: %s
+bundles:
+  chock:
+    service: bs
+    resource: %s
+    polling:
+      min_delay_seconds: 1
+      max_delay_seconds: 1%s
+decision_logs:
+  service: bs
+  resource: %s
+  reporting:
+    %s
+%s`, s.URL, BundlePath, signing, LogsPath, reporting, strings.TrimSpace(keys))
+}

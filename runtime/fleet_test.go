@@ -1,0 +1,156 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chockhq/chock/eval/fleet"
+	"github.com/chockhq/chock/eval/load"
+	"github.com/chockhq/chock/internal/opaservice"
+)
+
+// bundleOf compiles a chock.zon source into bundle bytes.
+func bundleOf(t *testing.T, policy string) ([]byte, string) {
+	t.Helper()
+	p, ds, err := load.FromSources(context.Background(), load.Input{Configs: []load.Source{{Name: "chock.zon", Data: []byte(policy)}}, Unlinted: true})
+	if err != nil {
+		t.Fatalf("%v\n%v", err, ds)
+	}
+	var b bytes.Buffer
+	if err := p.Output.WriteBundle(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes(), p.Output.Revision
+}
+
+// fleetFixture is a session whose policy comes from a bundle service
+// through OPA's plugins, decision logs going back to it.
+func fleetFixture(t *testing.T, policy string, asker Asker) (*fixture, *opaservice.Service, *fleet.Fleet) {
+	t.Helper()
+	svc := opaservice.New()
+	t.Cleanup(svc.Close)
+	b, _ := bundleOf(t, policy)
+	svc.Serve(b)
+	fl, err := fleet.Start(context.Background(), fleet.Options{Config: svc.Config(nil, false), Name: "opa.yaml", Wait: 10 * time.Second, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fl.Stop(context.Background()) })
+	f := newFixtureWith(t, policy, map[string]string{"GITHUB_TOKEN": values["GITHUB_TOKEN"]}, asker, func(o *Options) {
+		o.Engine, o.Config = fl.Engine(), nil
+	})
+	return f, svc, fl
+}
+
+func waitRevision(t *testing.T, fl *fleet.Fleet, rev string) {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if fl.Engine().Revision() == rev {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("revision %s never swapped in", rev)
+}
+
+const fleetV1 = `.{
+    .policy = .{
+        .allow = .{ "exec.path.sh", "secret.use.GITHUB_TOKEN" },
+        .ask = .{ "exec.path.true" },
+        .deny = .{ "exec.path.false" },
+    },
+    .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "exec.path.true" } },
+}`
+
+// TestFleetSwapBetweenCalls: a bundle the service swaps in reaches a
+// running session between two calls; the session log records the
+// revision change and each decision's decision_id, and the decision-log
+// service receives those decisions.
+func TestFleetSwapBetweenCalls(t *testing.T) {
+	f, svc, fl := fleetFixture(t, fleetV1, answer(false))
+	var refused *RefusedError
+	if _, err := f.exec(t, 0, "false"); !errors.As(err, &refused) {
+		t.Fatalf("false under v1: %v", err)
+	}
+	v2, rev2 := bundleOf(t, strings.Replace(fleetV1, `.deny = .{ "exec.path.false" }`, `.deny = .{ "exec.path.curl" }, .default = .allow`, 1))
+	svc.Serve(v2)
+	waitRevision(t, fl, rev2)
+	if _, err := f.exec(t, 0, "false"); errors.As(err, &refused) {
+		t.Fatalf("false refused under v2: %v", err)
+	}
+	revs := events(t, f, "policy.revision")
+	if len(revs) != 1 || revs[0]["to"] != rev2 {
+		t.Fatalf("policy.revision events: %v", revs)
+	}
+	var ids []string
+	for _, ev := range events(t, f, "decision") {
+		id, _ := ev["decision_id"].(string)
+		if id == "" {
+			t.Fatalf("a decision without decision_id: %v", ev)
+		}
+		ids = append(ids, id)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, id := range ids {
+		for !hasEvent(svc, id) {
+			if time.Now().After(deadline) {
+				t.Fatalf("decision %s never reached the decision-log service", id)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+func hasEvent(svc *opaservice.Service, id string) bool {
+	for _, ev := range svc.Events() {
+		if ev["decision_id"] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// swapAsker answers an ask yes, after swapping a new bundle in: the rest
+// of the call is decided after the swap.
+type swapAsker struct {
+	t   *testing.T
+	svc *opaservice.Service
+	fl  **fleet.Fleet
+	b   []byte
+	rev string
+}
+
+func (a *swapAsker) Ask(context.Context, Question) (bool, error) {
+	a.svc.Serve(a.b)
+	waitRevision(a.t, *a.fl, a.rev)
+	return true, nil
+}
+
+// TestFleetCallFinishesOnItsPolicy: a call in flight when a new bundle
+// is swapped in finishes on the policy it started on: its secret,
+// allowed by that policy and denied by the new one, is given. The next
+// call is decided by the new one.
+func TestFleetCallFinishesOnItsPolicy(t *testing.T) {
+	v2, rev2 := bundleOf(t, strings.Replace(fleetV1, `.deny = .{ "exec.path.false" }`, `.deny = .{ "exec.path.false", "secret.use.GITHUB_TOKEN" }`, 1))
+	var fl *fleet.Fleet
+	a := &swapAsker{t: t, fl: &fl, b: v2, rev: rev2}
+	f, svc, started := fleetFixture(t, fleetV1, a)
+	fl, a.svc = started, svc
+	if _, err := f.exec(t, 0, "true"); err != nil {
+		t.Fatalf("the call in flight: %v", err)
+	}
+	for _, ev := range events(t, f, "decision") {
+		if ev["action"] == "secret.use.GITHUB_TOKEN" && ev["decision"] != "allow" {
+			t.Fatalf("the call's secret was decided on the new policy: %v", ev)
+		}
+	}
+	_, err := f.exec(t, 0, "true")
+	if err == nil || !strings.Contains(err.Error(), "secret GITHUB_TOKEN") {
+		t.Fatalf("the next call: %v", err)
+	}
+}
