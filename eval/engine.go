@@ -35,7 +35,7 @@ import (
 // concurrent use; Swap replaces the policy without stopping decisions.
 //
 // An engine decides in this process, on a policy prepared here (New,
-// FromOutput, Swap, SwapCompiled), or asks a running OPA (remote). Either
+// FromOutput, Swap, SwapCompiled), or asks a running OPA (NewRemote). Either
 // way, a decision that cannot be made is an error wrapping
 // ErrUnavailable, never an allow.
 type Engine struct {

@@ -52,6 +52,20 @@ func Localhost(host string) bool {
 	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
+// Loopback says whether a host as a url names it is this machine's
+// loopback: a loopback address literal (127.0.0.0/8, ::1, with or without
+// brackets, no zone) or a localhost name (Localhost). What a name resolves
+// to is not this check's to know: a caller that trusts the answer checks
+// the address it connects to as well.
+func Loopback(host string) bool {
+	h := strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if Localhost(h) {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
+}
+
 // HostWhy says why a host as a url names it (a name, an IPv4 literal, an
 // IPv6 literal with or without brackets) is refused before it is even
 // resolved, or "": a localhost name, or a literal address Why refuses.

@@ -62,3 +62,15 @@ func TestLoopbackListen(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopback(t *testing.T) {
+	for in, want := range map[string]bool{
+		"localhost": true, "LOCALHOST.": true, "a.localhost": true, "127.0.0.1": true, "127.9.9.9": true,
+		"::1": true, "[::1]": true, "::ffff:127.0.0.1": true, "[fe80::1%lo]": false, "0.0.0.0": false,
+		"10.0.0.1": false, "opa.example.com": false, "localhost.example.com": false, "": false, "[::]": false,
+	} {
+		if got := Loopback(in); got != want {
+			t.Errorf("Loopback(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

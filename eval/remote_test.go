@@ -1,0 +1,652 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+)
+
+// opaBinary builds (or finds in the build cache) the stock opa command
+// from the module version in go.mod, through go.mod's tool directive. A
+// test that needs it fails when it cannot be built.
+func opaBinary(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "-n", "opa").Output()
+	if err != nil {
+		t.Fatalf("building opa from go.mod: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// compiled compiles a project under orgs.
+func compiled(t testing.TB, project string, orgs ...string) *compile.Output {
+	t.Helper()
+	c, ds := config.Load("chock.zon", []byte(project))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	in := compile.Input{Config: c}
+	for i, o := range orgs {
+		org, ds := config.LoadOrg(fmt.Sprintf("org%d.zon", i+1), []byte(o))
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		in.Orgs = append(in.Orgs, org)
+	}
+	out, err := compile.Compile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// writeBundle writes out's unsigned bundle into dir and returns its path.
+func writeBundle(t testing.TB, dir string, out *compile.Output) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := out.WriteBundle(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "bundle.tar.gz")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// opaServer is one stock opa run --server on 127.0.0.1.
+type opaServer struct {
+	cmd    *exec.Cmd
+	addr   string
+	url    string
+	stderr *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startOPA runs opa run --server on a free port of 127.0.0.1 with args
+// after it, and waits for /health through client (nil: plain http). The
+// process is killed when the test ends.
+func startOPA(t testing.TB, client *http.Client, args ...string) *opaServer {
+	t.Helper()
+	opa := opaBinary(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	scheme := "http"
+	if client != nil {
+		scheme = "https"
+	} else {
+		client = http.DefaultClient
+	}
+	s := &opaServer{addr: addr, url: scheme + "://" + addr, stderr: &syncBuffer{}}
+	s.cmd = exec.Command(opa, append([]string{"run", "--server", "--addr", addr, "--skip-version-check", "--disable-telemetry", "--log-level", "error"}, args...)...)
+	s.cmd.Stderr = s.stderr
+	s.cmd.Stdout = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.cmd.Process.Signal(syscall.SIGCONT)
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(s.url + "/health?bundles")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("opa run did not become ready: %s", s.stderr.String())
+	return nil
+}
+
+// remoteActions are random actions over the seed policy's own segments,
+// malformed ones among them.
+func remoteActions(n int, seed uint64) []string {
+	r := mrand.New(mrand.NewPCG(seed, 17))
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	var out []string
+	for len(out) < n {
+		var a string
+		switch r.IntN(6) {
+		case 0:
+			a = "exec.path." + pick("gh", "curl", "git", "python3", "*", "gh.extra")
+		case 1:
+			a = "secret.use." + pick("DEPLOY_KEY", "GITHUB_TOKEN", "OTHER", "KEY")
+		case 2:
+			a = "mcp." + pick("notion", "probe", "other") + ".host.com." + pick("notion", "probe", "x") + "." + pick("mcp", "api")
+		case 3:
+			a = "mcp." + pick("notion", "probe") + ".tool." + pick("search", "write", "x")
+		case 4:
+			a = "net.fetch.com." + pick("example", "notion", "github")
+		default:
+			a = pick("exec..gh", "", "exec.path.", "EXEC.path.gh", "a b", "mcp.notion", "exec.path.gh\x00", "x")
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// stripped is a decision without what only a remote answer carries.
+func stripped(d *Decision) Decision {
+	c := *d
+	c.ID, c.Revision = "", ""
+	if len(c.Layers) == 0 {
+		c.Layers = nil // a cached decision's copy has an empty slice
+	}
+	return c
+}
+
+// TestRemoteDecidesAsEmbedded: an engine asking stock opa run --server
+// decides exactly as the embedded engine on the same compilation, at both
+// phases, gives the same secrets and reads the same meta and revision.
+func TestRemoteDecidesAsEmbedded(t *testing.T) {
+	out := compiled(t, seedProject, seedOrg)
+	local, err := FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
+	ctx := context.Background()
+	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(remote.Meta(), local.Meta()) {
+		t.Fatalf("meta:\n remote %+v\n local  %+v", remote.Meta(), local.Meta())
+	}
+	// localhost is loopback by name.
+	_, port, _ := net.SplitHostPort(srv.addr)
+	if _, err := NewRemote(ctx, RemoteOptions{URL: "http://localhost:" + port + "/"}); err != nil {
+		t.Fatalf("localhost: %v", err)
+	}
+	if remote.Revision() != out.Revision {
+		t.Fatalf("revision %q, want %q", remote.Revision(), out.Revision)
+	}
+	n := 0
+	for i, a := range remoteActions(300, 1) {
+		for _, ph := range []config.Phase{config.Start, config.Loop} {
+			want, err := local.Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := remote.Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatalf("%d %q at %s: %v", i, a, ph, err)
+			}
+			if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
+				t.Fatalf("%q at %s:\n remote %+v\n local  %+v", a, ph, g, w)
+			}
+			if got.Revision != out.Revision || got.ID != "" {
+				t.Fatalf("%q: revision %q id %q", a, got.Revision, got.ID)
+			}
+			n++
+		}
+	}
+	t.Logf("%d decisions agree", n)
+	// Eight sessions at once, each on its own view, agree too.
+	var wg sync.WaitGroup
+	acts := remoteActions(200, 2)
+	for s := range 8 {
+		view := remote.Pinned()
+		wg.Go(func() {
+			for _, a := range acts[s*25 : (s+1)*25] {
+				want, err := local.Decide(ctx, a, config.Loop)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := view.Decide(ctx, a, config.Loop)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
+					t.Errorf("%q concurrently:\n remote %+v\n local  %+v", a, g, w)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	targets := []Target{{Server: "notion"}, {Server: "probe"}, {Server: "none"}}
+	for _, a := range []string{"exec.path.gh", "exec.path.curl", "mcp.notion.tool.search", "mcp.probe.tool.x", "mcp.other.tool.x"} {
+		targets = append(targets, Target{Action: a})
+	}
+	for _, tg := range targets {
+		want, err := local.Secrets(ctx, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := remote.Secrets(ctx, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("secrets of %+v: remote %+v, local %+v", tg, got, want)
+		}
+	}
+}
+
+// TestRemoteToken: an opa run with token authentication and a
+// system.authz policy takes the right bearer token and refuses no token
+// or a wrong one with a 401, and the token is in no error.
+func TestRemoteToken(t *testing.T) {
+	const token = "s3cr3t-t0ken-for-chock"
+	dir := t.TempDir()
+	authz := filepath.Join(dir, "authz")
+	os.MkdirAll(authz, 0o700)
+	os.WriteFile(filepath.Join(authz, ".manifest"), []byte(`{"roots": ["system"]}`), 0o600)
+	os.WriteFile(filepath.Join(authz, "authz.rego"), []byte(`package system.authz
+
+default allow := false
+
+allow if input.identity == "`+token+`"
+
+allow if input.path == ["health"]
+`), 0o600)
+	out := compiled(t, seedProject)
+	srv := startOPA(t, nil, "--authentication=token", "--authorization=basic", "--bundle", writeBundle(t, dir, out), authz)
+	ctx := context.Background()
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil || d.Decision != config.Allow {
+		t.Fatalf("with the token: %+v %v", d, err)
+	}
+	for _, tok := range []string{"", "wrong-" + token, token + "x"} {
+		_, err := NewRemote(ctx, RemoteOptions{URL: srv.url, Token: tok})
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "401") {
+			t.Fatalf("token %q: %v", tok, err)
+		}
+		if strings.Contains(err.Error(), token) {
+			t.Fatalf("the error shows the token: %v", err)
+		}
+		t.Logf("token %q: %v", tok, err)
+	}
+}
+
+// TestRemoteStopped: an opa that stops answering (SIGSTOP) fails a
+// decision within its budget; once it runs again (SIGCONT) it answers; a
+// killed one refuses the connection. None of them is an allow.
+func TestRemoteStopped(t *testing.T) {
+	out := compiled(t, seedProject)
+	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
+	ctx := context.Background()
+	const budget = 300 * time.Millisecond
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url, Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
+	took := time.Since(start)
+	want := fmt.Sprintf("opa at %s did not answer within 300ms", srv.url)
+	if d != nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("stopped: %+v %v", d, err)
+	}
+	if took > budget+500*time.Millisecond {
+		t.Fatalf("stopped: took %s, the budget is %s", took, budget)
+	}
+	if _, err := e.Secrets(ctx, Target{Action: "exec.path.gh"}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("secrets while stopped: %v", err)
+	}
+	t.Logf("stopped, after %s: %v", took, err)
+	if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil || d.Decision != config.Allow {
+		t.Fatalf("continued: %+v %v", d, err)
+	}
+	srv.cmd.Process.Kill()
+	srv.cmd.Wait()
+	d, err = e.Decide(ctx, "exec.path.gh", config.Loop)
+	if d != nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "refused the connection") {
+		t.Fatalf("killed: %+v %v", d, err)
+	}
+	t.Logf("killed: %v", err)
+	if _, err := NewRemote(ctx, RemoteOptions{URL: srv.url}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("NewRemote of a killed server: %v", err)
+	}
+}
+
+// TestRemoteBadServers: a server on 127.0.0.1 that answers garbage, 500,
+// a wrong-shaped result, no result, a huge body or a redirect is refused
+// with ErrUnavailable, at construction or at a decision.
+func TestRemoteBadServers(t *testing.T) {
+	out := compiled(t, seedProject)
+	local, err := FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metaJSON, err := json.Marshal(map[string]any{"result": local.Meta(), "provenance": map[string]any{"bundles": map[string]any{"b": map[string]any{"revision": "r1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := local.Decide(context.Background(), "exec.path.gh", config.Loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodJSON, _ := json.Marshal(good)
+	huge := `{"result": "` + strings.Repeat("x", maxAnswer+10) + `"}`
+	var wrongLayer Decision = *good
+	wrongLayer.Layers = append([]Layer{}, good.Layers...)
+	wrongLayer.Layers[0].Name = "intruder"
+	wrongLayerJSON, _ := json.Marshal(&wrongLayer)
+	answers := map[string]struct {
+		status int
+		body   string
+		want   string
+	}{
+		"garbage":      {200, "not json {", "not OPA's JSON"},
+		"500":          {500, `{"code": "internal_error", "message": "boom"}`, "500 Internal Server Error: internal_error: boom"},
+		"html 500":     {500, `<html>oops</html>`, "500 Internal Server Error"},
+		"undefined":    {200, `{}`, "chock's bundle is not loaded"},
+		"wrong shape":  {200, `{"result": {"allow": true}}`, "not chock's"},
+		"a string":     {200, `{"result": "allow"}`, "not chock's"},
+		"allow":        {200, `{"result": true}`, "not chock's"},
+		"wrong action": {200, strings.Replace(string(goodJSON), `"exec.path.gh"`, `"exec.path.other"`, 1), "answers about"},
+		"wrong layer":  {200, `{"result": ` + string(wrongLayerJSON) + `, "provenance": {"bundles": {"b": {"revision": "r1"}}}}`, "where the bundle records"},
+		"two values":   {200, `{"result": ` + string(goodJSON) + `} {}`, "more than one JSON value"},
+		"huge":         {200, huge, "answered more than"},
+		"redirect":     {302, ``, "redirect"},
+	}
+	for name, a := range answers {
+		t.Run(name, func(t *testing.T) {
+			var asked int
+			var mu sync.Mutex
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet && r.URL.Path == "/v1/data/chock/meta" {
+					w.Write(metaJSON)
+					return
+				}
+				mu.Lock()
+				asked++
+				mu.Unlock()
+				if a.status == 302 {
+					http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
+					return
+				}
+				if a.status != 200 {
+					w.WriteHeader(a.status)
+				}
+				body := a.body
+				if strings.HasPrefix(body, `{"action"`) {
+					body = `{"result": ` + body + `}`
+				}
+				w.Write([]byte(body))
+			}))
+			defer srv.Close()
+			ctx := context.Background()
+			e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, Token: "tok-en-1234"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
+			if d != nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), a.want) {
+				t.Fatalf("got %+v, %v; want an error saying %q", d, err, a.want)
+			}
+			if strings.Contains(err.Error(), "tok-en-1234") {
+				t.Fatalf("the token is in %v", err)
+			}
+			t.Log(err)
+		})
+	}
+	// A server that echoes the token back has it removed from the error.
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		json.NewEncoder(w).Encode(map[string]string{"code": "x", "message": "you sent " + r.Header.Get("Authorization")})
+	}))
+	_, err = NewRemote(context.Background(), RemoteOptions{URL: echo.URL, Token: "echoed-token-42"})
+	echo.Close()
+	if !errors.Is(err, ErrUnavailable) || strings.Contains(err.Error(), "echoed-token-42") || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("echoed token: %v", err)
+	}
+	t.Logf("echo: %v", err)
+	// Meta that is not chock's, or no meta at all, refuses the engine.
+	for name, body := range map[string]string{"no meta": `{}`, "not chock's": `{"result": {"format": 1}}`, "garbage": `<html>`} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(body)) }))
+		_, err := NewRemote(context.Background(), RemoteOptions{URL: srv.URL})
+		srv.Close()
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("%s: %v", name, err)
+	}
+}
+
+// TestRemoteURLRule: https anywhere, http to loopback only, no userinfo;
+// a refused URL is refused before any connection.
+func TestRemoteURLRule(t *testing.T) {
+	for _, u := range []string{
+		"http://10.0.0.1:8181", "http://opa.example.com", "http://localhost.example.com:8181",
+		"http://0.0.0.0:8181", "ftp://127.0.0.1", "127.0.0.1:8181", "https://user:pw@opa.example.com",
+		"http://user@127.0.0.1:8181", "https://opa.example.com/?x=1", "https://", "http://[fe80::1%25lo]:8181",
+		"https://user:pw@opa.example.com/%zz", "http://[::ffff:10.0.0.1]:8181", "http://127.0.0.1.example.com",
+	} {
+		_, err := NewRemote(context.Background(), RemoteOptions{URL: u, Budget: time.Millisecond})
+		if !errors.Is(err, ErrRemoteURL) || errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: %v", u, err)
+		}
+		if strings.Contains(err.Error(), "pw") {
+			t.Errorf("%s: the password is in %v", u, err)
+		}
+	}
+	// http:// connects to loopback only, whatever a name resolved to.
+	for addr, ok := range map[string]bool{"127.0.0.1:80": true, "[::1]:80": true, "127.3.0.1:80": true, "10.0.0.1:80": false, "[::ffff:10.0.0.1]:80": false, "[2001:db8::1]:80": false, "x": false} {
+		if err := loopbackOnly("tcp", addr, nil); (err == nil) != ok {
+			t.Errorf("dial %s: %v", addr, err)
+		}
+	}
+	for _, u := range []string{"http://127.0.0.1:8181", "http://localhost:8181/", "http://[::1]:8181", "https://opa.example.com", "https://10.0.0.1:8181/opa/"} {
+		if _, err := CheckRemoteURL(u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
+// testCert makes a CA and a server certificate for 127.0.0.1 signed by
+// it, as PEM.
+func testCert(t *testing.T) (caPEM, certPEM, keyPEM []byte) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "chock test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// TestRemoteTLS: opa run serving TLS with a certificate of a test CA is
+// asked with that CA; without it the certificate is refused.
+func TestRemoteTLS(t *testing.T) {
+	caPEM, certPEM, keyPEM := testCert(t)
+	dir := t.TempDir()
+	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certPath, certPEM, 0o600)
+	os.WriteFile(keyPath, keyPEM, 0o600)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	out := compiled(t, seedProject, seedOrg)
+	srv := startOPA(t, client, "--tls-cert-file", certPath, "--tls-private-key-file", keyPath, "--bundle", writeBundle(t, dir, out))
+	ctx := context.Background()
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url, CA: caPEM, Token: "tls-token-abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
+	if err != nil || d.Decision != config.Deny || d.CappedBy == nil || *d.CappedBy != "acme" {
+		t.Fatalf("over TLS: %+v %v", d, err)
+	}
+	_, err = NewRemote(ctx, RemoteOptions{URL: srv.url, Token: "tls-token-abc"})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "tls-token-abc") {
+		t.Fatalf("without the CA: %v", err)
+	}
+	t.Logf("without the CA: %v", err)
+	if _, err := NewRemote(ctx, RemoteOptions{URL: srv.url, CA: []byte("not pem")}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Fatalf("a CA that is not PEM: %v", err)
+	}
+	// The same server over plain http:// to loopback is allowed by the
+	// rule, and fails as OPA refuses it.
+	if _, err := NewRemote(ctx, RemoteOptions{URL: "http://" + srv.addr}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("http:// to a TLS server: %v", err)
+	}
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// TestRemoteDecisionID: an opa that keeps decision logs gives each
+// decision a decision_id, which the decision carries.
+func TestRemoteDecisionID(t *testing.T) {
+	out := compiled(t, seedProject)
+	srv := startOPA(t, nil, "--set", "decision_logs.console=true", "--bundle", writeBundle(t, t.TempDir(), out))
+	ctx := context.Background()
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for range 3 {
+		d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !uuidRE.MatchString(d.ID) || ids[d.ID] {
+			t.Fatalf("decision_id %q (seen %v)", d.ID, ids)
+		}
+		ids[d.ID] = true
+	}
+}
+
+// TestRemoteSwap: when opa run --watch loads a new bundle, the next
+// decision comes from it, with its revision, and the meta is read again
+// when the new policy's layers differ.
+func TestRemoteSwap(t *testing.T) {
+	dir := t.TempDir()
+	first := compiled(t, seedProject)
+	path := writeBundle(t, dir, first)
+	srv := startOPA(t, nil, "--watch", "--bundle", path)
+	ctx := context.Background()
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil || d.Decision != config.Allow || d.Revision != first.Revision {
+		t.Fatalf("first: %+v %v", d, err)
+	}
+	second := compiled(t, seedProject, seedOrg)
+	tmp := filepath.Join(t.TempDir(), "next.tar.gz")
+	var buf bytes.Buffer
+	if err := second.WriteBundle(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(tmp, buf.Bytes(), 0o600)
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
+		if err == nil && d.Revision == second.Revision {
+			if d.Decision != config.Deny || d.CappedBy == nil || *d.CappedBy != "acme" || len(d.Layers) != 2 {
+				t.Fatalf("second: %+v", d)
+			}
+			if e.Revision() != second.Revision || len(e.Meta().Layers) != 2 {
+				t.Fatalf("after the swap: revision %q, %d layers", e.Revision(), len(e.Meta().Layers))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new bundle was not picked up: %+v %v\n%s", d, err, srv.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
