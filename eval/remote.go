@@ -440,8 +440,9 @@ func (r *remoteOPA) current() *remoteMeta {
 }
 
 // decide asks data.chock.decision and checks the answer against the
-// contract (toDecision), against the meta read last; when it fails it and
-// came from another revision than that meta, the meta is read again once.
+// contract (toDecision), against the meta of the revision it came from:
+// an answer from another revision than the meta read last has the meta
+// read again first.
 func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
 	what := fmt.Sprintf("deciding %q", action)
 	resp, detail, err := r.ask(ctx, http.MethodPost, "chock/decision", map[string]any{"action": action, "phase": phase.String()}, maxAnswer)
@@ -457,13 +458,14 @@ func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phas
 	}
 	rev := resp.revision()
 	m := r.current()
-	d, err := toDecision(v, action, phase, &m.meta)
-	if err != nil && rev != m.rev {
+	if rev != m.rev {
+		// The policy changed: its meta (layers, secrets, servers,
+		// programs) is read again, once per revision seen.
 		if m, err = r.readMeta(ctx); err != nil {
 			return nil, fmt.Errorf("%s: the policy changed: %w", what, err)
 		}
-		d, err = toDecision(v, action, phase, &m.meta)
 	}
+	d, err := toDecision(v, action, phase, &m.meta)
 	if err != nil {
 		return nil, r.fail(what, fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
 	}

@@ -100,7 +100,7 @@ func BenchmarkRemoteLoad(b *testing.B) {
 	out := compiled(b, benchgen.Policy(rules), benchgen.Org("acme", 1000, 1))
 	srv := startOPA(b, nil, "--bundle", writeBundle(b, b.TempDir(), out))
 	ctx := context.Background()
-	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.url})
+	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
 	if err != nil {
 		b.Fatal(err)
 	}

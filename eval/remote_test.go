@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -31,19 +30,8 @@ import (
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/internal/stockopa"
 )
-
-// opaBinary builds (or finds in the build cache) the stock opa command
-// from the module version in go.mod, through go.mod's tool directive. A
-// test that needs it fails when it cannot be built.
-func opaBinary(t testing.TB) string {
-	t.Helper()
-	out, err := exec.Command("go", "tool", "-n", "opa").Output()
-	if err != nil {
-		t.Fatalf("building opa from go.mod: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // compiled compiles a project under orgs.
 func compiled(t testing.TB, project string, orgs ...string) *compile.Output {
@@ -81,74 +69,10 @@ func writeBundle(t testing.TB, dir string, out *compile.Output) string {
 	return path
 }
 
-// opaServer is one stock opa run --server on 127.0.0.1.
-type opaServer struct {
-	cmd    *exec.Cmd
-	addr   string
-	url    string
-	stderr *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startOPA runs opa run --server on a free port of 127.0.0.1 with args
-// after it, and waits for /health through client (nil: plain http). The
-// process is killed when the test ends.
-func startOPA(t testing.TB, client *http.Client, args ...string) *opaServer {
+// startOPA is stockopa.Start.
+func startOPA(t testing.TB, client *http.Client, args ...string) *stockopa.Server {
 	t.Helper()
-	opa := opaBinary(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	scheme := "http"
-	if client != nil {
-		scheme = "https"
-	} else {
-		client = http.DefaultClient
-	}
-	s := &opaServer{addr: addr, url: scheme + "://" + addr, stderr: &syncBuffer{}}
-	s.cmd = exec.Command(opa, append([]string{"run", "--server", "--addr", addr, "--skip-version-check", "--disable-telemetry", "--log-level", "error"}, args...)...)
-	s.cmd.Stderr = s.stderr
-	s.cmd.Stdout = s.stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.cmd.Process.Signal(syscall.SIGCONT)
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := client.Get(s.url + "/health?bundles")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("opa run did not become ready: %s", s.stderr.String())
-	return nil
+	return stockopa.Start(t, client, args...)
 }
 
 // remoteActions are random actions over the seed policy's own segments,
@@ -199,7 +123,7 @@ func TestRemoteDecidesAsEmbedded(t *testing.T) {
 	}
 	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
 	ctx := context.Background()
-	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.url})
+	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +131,7 @@ func TestRemoteDecidesAsEmbedded(t *testing.T) {
 		t.Fatalf("meta:\n remote %+v\n local  %+v", remote.Meta(), local.Meta())
 	}
 	// localhost is loopback by name.
-	_, port, _ := net.SplitHostPort(srv.addr)
+	_, port, _ := net.SplitHostPort(srv.Addr)
 	if _, err := NewRemote(ctx, RemoteOptions{URL: "http://localhost:" + port + "/"}); err != nil {
 		t.Fatalf("localhost: %v", err)
 	}
@@ -299,7 +223,7 @@ allow if input.path == ["health"]
 	out := compiled(t, seedProject)
 	srv := startOPA(t, nil, "--authentication=token", "--authorization=basic", "--bundle", writeBundle(t, dir, out), authz)
 	ctx := context.Background()
-	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url, Token: token})
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +231,7 @@ allow if input.path == ["health"]
 		t.Fatalf("with the token: %+v %v", d, err)
 	}
 	for _, tok := range []string{"", "wrong-" + token, token + "x"} {
-		_, err := NewRemote(ctx, RemoteOptions{URL: srv.url, Token: tok})
+		_, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, Token: tok})
 		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "401") {
 			t.Fatalf("token %q: %v", tok, err)
 		}
@@ -326,20 +250,20 @@ func TestRemoteStopped(t *testing.T) {
 	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
 	ctx := context.Background()
 	const budget = 300 * time.Millisecond
-	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url, Budget: budget})
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := srv.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
 	took := time.Since(start)
-	want := fmt.Sprintf("opa at %s did not answer within 300ms", srv.url)
+	want := fmt.Sprintf("opa at %s did not answer within 300ms", srv.URL)
 	if d != nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("stopped: %+v %v", d, err)
 	}
@@ -350,20 +274,20 @@ func TestRemoteStopped(t *testing.T) {
 		t.Fatalf("secrets while stopped: %v", err)
 	}
 	t.Logf("stopped, after %s: %v", took, err)
-	if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := srv.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil || d.Decision != config.Allow {
 		t.Fatalf("continued: %+v %v", d, err)
 	}
-	srv.cmd.Process.Kill()
-	srv.cmd.Wait()
+	srv.Cmd.Process.Kill()
+	srv.Cmd.Wait()
 	d, err = e.Decide(ctx, "exec.path.gh", config.Loop)
 	if d != nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "refused the connection") {
 		t.Fatalf("killed: %+v %v", d, err)
 	}
 	t.Logf("killed: %v", err)
-	if _, err := NewRemote(ctx, RemoteOptions{URL: srv.url}); !errors.Is(err, ErrUnavailable) {
+	if _, err := NewRemote(ctx, RemoteOptions{URL: srv.URL}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("NewRemote of a killed server: %v", err)
 	}
 }
@@ -558,7 +482,7 @@ func TestRemoteTLS(t *testing.T) {
 	out := compiled(t, seedProject, seedOrg)
 	srv := startOPA(t, client, "--tls-cert-file", certPath, "--tls-private-key-file", keyPath, "--bundle", writeBundle(t, dir, out))
 	ctx := context.Background()
-	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url, CA: caPEM, Token: "tls-token-abc"})
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, CA: caPEM, Token: "tls-token-abc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,17 +490,17 @@ func TestRemoteTLS(t *testing.T) {
 	if err != nil || d.Decision != config.Deny || d.CappedBy == nil || *d.CappedBy != "acme" {
 		t.Fatalf("over TLS: %+v %v", d, err)
 	}
-	_, err = NewRemote(ctx, RemoteOptions{URL: srv.url, Token: "tls-token-abc"})
+	_, err = NewRemote(ctx, RemoteOptions{URL: srv.URL, Token: "tls-token-abc"})
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "tls-token-abc") {
 		t.Fatalf("without the CA: %v", err)
 	}
 	t.Logf("without the CA: %v", err)
-	if _, err := NewRemote(ctx, RemoteOptions{URL: srv.url, CA: []byte("not pem")}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+	if _, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, CA: []byte("not pem")}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Fatalf("a CA that is not PEM: %v", err)
 	}
 	// The same server over plain http:// to loopback is allowed by the
 	// rule, and fails as OPA refuses it.
-	if _, err := NewRemote(ctx, RemoteOptions{URL: "http://" + srv.addr}); !errors.Is(err, ErrUnavailable) {
+	if _, err := NewRemote(ctx, RemoteOptions{URL: "http://" + srv.Addr}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("http:// to a TLS server: %v", err)
 	}
 }
@@ -589,7 +513,7 @@ func TestRemoteDecisionID(t *testing.T) {
 	out := compiled(t, seedProject)
 	srv := startOPA(t, nil, "--set", "decision_logs.console=true", "--bundle", writeBundle(t, t.TempDir(), out))
 	ctx := context.Background()
-	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url})
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,7 +539,7 @@ func TestRemoteSwap(t *testing.T) {
 	path := writeBundle(t, dir, first)
 	srv := startOPA(t, nil, "--watch", "--bundle", path)
 	ctx := context.Background()
-	e, err := NewRemote(ctx, RemoteOptions{URL: srv.url})
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +569,7 @@ func TestRemoteSwap(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the new bundle was not picked up: %+v %v\n%s", d, err, srv.stderr.String())
+			t.Fatalf("the new bundle was not picked up: %+v %v\n%s", d, err, srv.Output.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"time"
 
+	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/eval/fleet"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/spf13/pflag"
@@ -26,12 +29,17 @@ type opaFlags struct {
 	onSwap func(revision string)
 }
 
+// opaTokenEnv is the variable --opa-url's bearer token is read from.
+const opaTokenEnv = "CHOCK_OPA_TOKEN"
+
 // defaultOPATimeout is --opa-timeout's default.
 const defaultOPATimeout = 10 * time.Second
 
 // add adds --opa-config, --opa-url, --opa-ca and --opa-timeout.
 func (o *opaFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&o.config, "opa-config", "", "decide with the policy OPA's configuration `FILE` names (services, bundles, keys, decision_logs, as opa run -c takes it), through OPA's plugins")
+	fs.StringVar(&o.url, "opa-url", "", "ask the running opa run --server at `URL` for every decision (https://, or http:// to a loopback address; bearer token from $"+opaTokenEnv+")")
+	fs.StringVar(&o.ca, "opa-ca", "", "trust the CA certificates in PEM `FILE` for --opa-url's TLS")
 	fs.DurationVar(&o.timeout, "opa-timeout", defaultOPATimeout, "the `DURATION` a decision may wait for OPA: --opa-url's answer, --opa-config's first bundle and its last decision-log upload")
 }
 
@@ -57,6 +65,9 @@ func (o *opaFlags) check(p *policyFlags) error {
 
 // load starts OPA's plugins from --opa-config, or connects to --opa-url.
 func (o *opaFlags) load(ctx context.Context, io stdio) (*load.Policy, error) {
+	if o.url != "" {
+		return o.loadRemote(ctx)
+	}
 	raw, err := readInput(o.config, io)
 	if err != nil {
 		return nil, inputError(exitUsage, err)
@@ -77,4 +88,28 @@ func (o *opaFlags) close() {
 		o.fleet.Stop(context.Background())
 		o.fleet = nil
 	}
+}
+
+// loadRemote connects to --opa-url: the policy's meta is read at once, so
+// a server that does not answer, or holds no chock policy, fails here.
+func (o *opaFlags) loadRemote(ctx context.Context) (*load.Policy, error) {
+	if _, err := eval.CheckRemoteURL(o.url); err != nil {
+		return nil, inputError(exitUsage, fmt.Errorf("--opa-url: %w", err))
+	}
+	var ca []byte
+	if o.ca != "" {
+		var err error
+		if ca, err = os.ReadFile(o.ca); err != nil {
+			return nil, inputError(exitUsage, fmt.Errorf("--opa-ca: %w", err))
+		}
+	}
+	e, err := eval.NewRemote(ctx, eval.RemoteOptions{URL: o.url, Token: os.Getenv(opaTokenEnv), CA: ca, Budget: o.timeout})
+	if err != nil {
+		code := exitFailed
+		if errors.Is(err, eval.ErrRemoteURL) {
+			code = exitUsage
+		}
+		return nil, inputError(code, err)
+	}
+	return &load.Policy{Engine: e, Sources: bundleSources(e.Meta())}, nil
 }

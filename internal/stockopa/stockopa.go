@@ -1,0 +1,101 @@
+// Package stockopa runs the stock opa command, built from the OPA version
+// in go.mod (its tool directive), for the tests that hold chock to OPA
+// itself: opa run --server on 127.0.0.1, opa eval, opa inspect.
+package stockopa
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Binary builds (or finds in the build cache) the opa command. A test
+// that needs it fails when it cannot be built: it never skips.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	out, err := exec.Command("go", "tool", "-n", "opa").Output()
+	if err != nil {
+		tb.Fatalf("building opa from go.mod: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Server is one opa run --server on 127.0.0.1.
+type Server struct {
+	Cmd  *exec.Cmd
+	Addr string
+	URL  string
+	// Output is what the server wrote on stdout and stderr.
+	Output *Buffer
+}
+
+// Buffer is a writer safe for a process's two streams.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Start runs opa run --server on a free port of 127.0.0.1 with args after
+// it (no version check, no telemetry, errors only), and waits for
+// /health?bundles through client (nil: plain http). The process is
+// continued and killed when the test ends.
+func Start(tb testing.TB, client *http.Client, args ...string) *Server {
+	tb.Helper()
+	opa := Binary(tb)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	scheme := "http"
+	if client != nil {
+		scheme = "https"
+	} else {
+		client = http.DefaultClient
+	}
+	s := &Server{Addr: addr, URL: scheme + "://" + addr, Output: &Buffer{}}
+	s.Cmd = exec.Command(opa, append([]string{"run", "--server", "--addr", addr, "--skip-version-check", "--disable-telemetry", "--log-level", "error"}, args...)...)
+	s.Cmd.Stderr = s.Output
+	s.Cmd.Stdout = s.Output
+	if err := s.Cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		s.Cmd.Process.Signal(syscall.SIGCONT)
+		s.Cmd.Process.Kill()
+		s.Cmd.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(s.URL + "/health?bundles")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tb.Fatalf("opa run did not become ready: %s", s.Output.String())
+	return nil
+}
