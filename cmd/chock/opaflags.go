@@ -53,7 +53,7 @@ func (o *opaFlags) check(p *policyFlags) error {
 		return errors.New("--opa-config and --opa-url each name where the policy comes from; give one")
 	case o.ca != "" && o.url == "":
 		return errors.New("--opa-ca is for --opa-url's TLS")
-	case o.timeout <= 0:
+	case o.given() && o.timeout <= 0:
 		return errors.New("--opa-timeout must be positive")
 	case !o.given():
 		return nil
