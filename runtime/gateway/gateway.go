@@ -179,12 +179,29 @@ func (g *Gateway) Swap(ctx context.Context, b *bundle.Bundle, cfg *config.Config
 	if err := g.o.Engine.Swap(ctx, b); err != nil {
 		return err
 	}
+	g.swapped(ctx, cfg, src)
+	return nil
+}
+
+// swapped records a policy swapped in, in every live session, and
+// refreshes what each one offers.
+func (g *Gateway) swapped(ctx context.Context, cfg *config.Config, src diag.Sources) {
 	g.view.Store(&view{cfg: cfg, src: src})
 	rev := g.o.Engine.Revision()
 	for _, c := range g.live() {
 		c.sess.Record("policy.swapped", sessionlog.F("policy", rev))
 		c.refresh(ctx)
 	}
+}
+
+// Adopt swaps in the policy another engine decides with, prepared
+// already (eval.Engine.Adopt): mcp serve's reload of bundles. cfg and src
+// are as for Swap.
+func (g *Gateway) Adopt(ctx context.Context, other *eval.Engine, cfg *config.Config, src diag.Sources) error {
+	if err := g.o.Engine.Adopt(other); err != nil {
+		return err
+	}
+	g.swapped(ctx, cfg, src)
 	return nil
 }
 
