@@ -21,8 +21,13 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 )
 
-// Root is the bundle root every chock policy lives under.
+// Root is the bundle root of a project bundle.
 const Root = "chock"
+
+// OrgsRoot is under what an org bundle is rooted: chock_orgs/NAME, its
+// package chock_orgs.NAME, its meta data.chock_orgs.NAME.meta. Org
+// bundles of several orgs and a project bundle load side by side.
+const OrgsRoot = "chock_orgs"
 
 // DefaultKeyID is the key id chock signs with unless told otherwise; it is
 // the one `opa build --signing-key` uses.
@@ -200,7 +205,7 @@ func (o *Output) Bundle(key *Key) (*bundle.Bundle, error) {
 	b := &bundle.Bundle{
 		Manifest: bundle.Manifest{
 			Revision:    o.Revision,
-			Roots:       &[]string{Root},
+			Roots:       &[]string{o.Root()},
 			RegoVersion: &v1,
 			Metadata:    map[string]any{"chock": map[string]any{"kind": o.Kind}},
 		},
@@ -268,6 +273,11 @@ type ReadOptions struct {
 	// (opa run --skip-verify). Without it and without Verify, a signed
 	// bundle is refused with ErrSignedNoKey.
 	SkipVerify bool
+	// Annotations has the modules' METADATA read into their annotations,
+	// as opa inspect -a reads them. Deciding needs none, and reading the
+	// annotation of every rule of a large policy is most of its load, so
+	// without it the METADATA comments stay comments.
+	Annotations bool
 }
 
 // ReadBundle reads a .tar.gz bundle under o: the one reader for project
@@ -280,7 +290,7 @@ func ReadBundle(r io.Reader, o ReadOptions) (*bundle.Bundle, error) {
 	if len(raw) > MaxBundleSize {
 		return nil, fmt.Errorf("the bundle is larger than %d MiB", MaxBundleSize>>20)
 	}
-	rd := bundle.NewReader(bytes.NewReader(raw)).WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true).WithSizeLimitBytes(MaxBundleSize)
+	rd := bundle.NewReader(bytes.NewReader(raw)).WithRegoVersion(ast.RegoV1).WithProcessAnnotations(o.Annotations).WithSizeLimitBytes(MaxBundleSize)
 	if k := o.Verify; k != nil {
 		if err := k.Check(); err != nil {
 			return nil, err
@@ -369,15 +379,33 @@ func ReadOrgBundle(name string, r io.Reader, o ReadOptions) (*config.Org, error)
 	return orgFromData(name, b.Data)
 }
 
-// orgFromData rebuilds an org from data.chock.meta of an org-only bundle.
+// orgFromData rebuilds an org from data.chock_orgs.NAME.meta of an org
+// bundle. A bundle of an older chock (its meta at data.chock.meta) is
+// refused with its *FormatError.
 func orgFromData(name string, data map[string]any) (*config.Org, error) {
-	m, err := MetaOf(data)
-	var fe *FormatError
-	if errors.As(err, &fe) {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if err != nil || m.Kind != "org" || len(m.Layers) != 1 {
+	if _, old := data["chock"]; old {
+		_, err := MetaOf(data)
+		var fe *FormatError
+		if errors.As(err, &fe) {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, ErrNotOrgBundle)
+	}
+	orgs, _ := data[OrgsRoot].(map[string]any)
+	if len(orgs) != 1 || len(data) != 1 {
+		return nil, fmt.Errorf("%s: %w", name, ErrNotOrgBundle)
+	}
+	var m *Meta
+	for org, v := range orgs {
+		doc, _ := v.(map[string]any)
+		var err error
+		if m, err = OrgMetaOf(org, doc["meta"]); err != nil {
+			var fe *FormatError
+			if errors.As(err, &fe) {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return nil, fmt.Errorf("%s: %w", name, ErrNotOrgBundle)
+		}
 	}
 	l := m.Layers[0]
 	if l.Name == "" {

@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/chockhq/chock/compile/action"
@@ -27,6 +29,12 @@ import (
 type Input struct {
 	Config *config.Config
 	Orgs   []*config.Org
+	// LinkOrgs makes a project bundle that links its orgs by name instead
+	// of holding them: it holds the project layer alone and records the
+	// orgs' names in order (Meta.Orgs); each org's own bundle (an org-only
+	// compile, root chock_orgs/NAME) is loaded beside it. The orgs are
+	// still needed here, for their names and for lint.
+	LinkOrgs bool
 }
 
 // Output is a compiled policy: its modules (path → source), what it
@@ -51,6 +59,42 @@ const (
 	MainModule    = "chock/main.rego"
 	SecretsModule = "chock/offer.rego"
 )
+
+// OrgModule is the path of an org bundle's one module.
+func OrgModule(name string) string { return OrgsRoot + "/" + name + "/layer.rego" }
+
+// LinkStride is the stride of a project bundle that links its orgs
+// (Input.LinkOrgs): fixed, since the orgs' bundles are compiled apart from
+// it. An org's own numbers (base 0) must lie below it.
+const LinkStride int64 = 1_000_000_000_000
+
+// ErrOrgName is wrapped by an org whose name cannot root a bundle of its
+// own (action.ValidOrgName), given to an org-only or linking compile.
+var ErrOrgName = errors.New("the org's name cannot name an org bundle")
+
+// CodeOrgName is the diagnostic code of an org whose name cannot root an
+// org bundle, reported by OrgNameDiags.
+const CodeOrgName = "org-name-not-a-root"
+
+// OrgNameDiags reports every org whose name cannot name an org bundle of
+// its own (action.ValidOrgName), at its .name: what an org-only or
+// linking compile checks first.
+func OrgNameDiags(orgs []*config.Org) diag.List {
+	var out diag.List
+	for _, o := range orgs {
+		if action.ValidOrgName(o.Name.Value) {
+			continue
+		}
+		sp := o.Name.Span
+		if !o.Name.Set {
+			sp = diag.Span{File: o.File}
+		}
+		out = append(out, &diag.Diagnostic{Severity: diag.Error, Code: CodeOrgName, Span: sp,
+			Message: fmt.Sprintf("org name %q cannot name an org bundle: the bundle's root is chock_orgs/NAME", o.Name.Value),
+			Hint:    "an org bundle's name is " + action.OrgNameRule})
+	}
+	return out
+}
 
 // Data is the bundle's data document, {"chock": {"meta": ...}}, in plain
 // maps, slices and numbers, as a bundle reader gives it back. It is worked
@@ -89,23 +133,39 @@ func layers(in Input) ([]*Layer, error) {
 // parsed), and all of them are compiled once, in strict mode, with
 // Capabilities; a failure there is a bug in chock and is reported as
 // such. Every query of the policy is prepared on that one compilation.
+//
+// Without a config it compiles an org bundle (root chock_orgs/NAME): the
+// org's layer, numbered from 0, as data.chock_orgs.NAME.core, and its
+// meta as data.chock_orgs.NAME.meta. With LinkOrgs, the project bundle
+// holds the project layer alone and composes the orgs' layers from their
+// bundles, loaded beside it.
 func Compile(in Input) (*Output, error) {
 	ls, err := layers(in)
 	if err != nil {
 		return nil, err
 	}
-	out := &Output{Modules: map[string]string{}, Parsed: map[string]*ast.Module{}, Kind: "project"}
 	if in.Config == nil {
-		out.Kind = "org"
+		return compileOrg(ls[0])
 	}
+	if in.LinkOrgs {
+		for _, o := range in.Orgs {
+			if !action.ValidOrgName(o.Name.Value) {
+				return nil, fmt.Errorf("%w: %q (%s)", ErrOrgName, o.Name.Value, action.OrgNameRule)
+			}
+		}
+	}
+	out := &Output{Modules: map[string]string{}, Parsed: map[string]*ast.Module{}, Kind: "project"}
+	own := ls
 	segments, st := policySegments(ls), stride(ls)
-	main := mainModule(ls, segments, st)
-	if in.Config != nil {
-		main += secretsEntry
-		out.Modules[SecretsModule] = secretsModule(in.Config)
-	} else {
-		main += "\nsecrets := []\n"
+	if in.LinkOrgs {
+		own = ls[:1]
+		if st > LinkStride {
+			return nil, fmt.Errorf("a layer has too many rules to link orgs by name (at most %d)", 1_000_000)
+		}
+		segments, st = policySegments(own), LinkStride
 	}
+	main := mainModule(ls, segments, st, in.LinkOrgs) + secretsEntry
+	out.Modules[SecretsModule] = secretsModule(in.Config)
 	out.Modules[MainModule] = main
 	for path, src := range out.Modules {
 		m, err := ast.ParseModuleWithOpts(path, src, ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
@@ -114,16 +174,22 @@ func Compile(in Input) (*Output, error) {
 		}
 		out.Parsed[path] = m
 	}
-	for _, l := range ls {
+	for _, l := range own {
 		path := "chock/layer/" + l.pkg + ".rego"
-		src, m, err := layerModule(l, path, st)
+		src, m, err := layerModule(l, path, int64(l.index)*st, "chock", "data.chock.meta.layers["+strconv.Itoa(l.index)+"]")
 		if err != nil {
 			return nil, fmt.Errorf("chock generated Rego that does not parse (a bug in chock): %w", err)
 		}
 		out.Modules[path], out.Parsed[path] = src, m
 	}
-	m := meta(out.Kind, ls, in.Config)
+	m := meta(out.Kind, own, in.Config)
 	m.Segments, m.Stride = segments, st
+	if in.LinkOrgs {
+		m.Orgs = []string{}
+		for _, l := range ls[1:] {
+			m.Orgs = append(m.Orgs, l.Name)
+		}
+	}
 	out.Meta = &m
 	out.data = sync.OnceValue(func() map[string]any {
 		return map[string]any{"chock": map[string]any{"meta": metaData(out.Meta)}}
@@ -133,6 +199,51 @@ func Compile(in Input) (*Output, error) {
 	}
 	out.Revision = out.digest()
 	return out, nil
+}
+
+// compileOrg compiles an org bundle: the org's layer in package
+// chock_orgs.NAME, numbered from 0 with a stride of its own, and its meta
+// at data.chock_orgs.NAME.meta.
+func compileOrg(l *Layer) (*Output, error) {
+	if !action.ValidOrgName(l.Name) {
+		return nil, fmt.Errorf("%w: %q (%s)", ErrOrgName, l.Name, action.OrgNameRule)
+	}
+	out := &Output{Modules: map[string]string{}, Parsed: map[string]*ast.Module{}, Kind: "org"}
+	ls := []*Layer{l}
+	segments, st := policySegments(ls), stride(ls)
+	path := OrgModule(l.Name)
+	ref := orgRef(l.Name)
+	src, mod, err := layerModule(l, path, 0, strings.TrimPrefix(ref, "data."), ref+".meta.layers[0]")
+	if err != nil {
+		return nil, fmt.Errorf("chock generated Rego that does not parse (a bug in chock): %w", err)
+	}
+	out.Modules[path], out.Parsed[path] = src, mod
+	m := meta(out.Kind, ls, nil)
+	m.Segments, m.Stride = segments, st
+	out.Meta = &m
+	out.data = sync.OnceValue(func() map[string]any {
+		return map[string]any{OrgsRoot: map[string]any{l.Name: map[string]any{"meta": metaData(out.Meta)}}}
+	})
+	if err := out.check(); err != nil {
+		return nil, err
+	}
+	out.Revision = out.digest()
+	return out, nil
+}
+
+// orgRef is data.chock_orgs.NAME as Rego writes it: NAME as a key when it
+// is not an identifier (data.chock_orgs["x-y"]).
+func orgRef(name string) string {
+	return ast.Ref{ast.DefaultRootDocument, ast.StringTerm(OrgsRoot), ast.StringTerm(name)}.String()
+}
+
+// Root is the bundle's one root: chock for a project bundle,
+// chock_orgs/NAME for an org bundle.
+func (o *Output) Root() string {
+	if o.Kind == "org" && len(o.Meta.Layers) == 1 {
+		return OrgsRoot + "/" + o.Meta.Layers[0].Name
+	}
+	return Root
 }
 
 // check compiles the modules in strict mode.
@@ -206,6 +317,10 @@ type Meta struct {
 	// Stride is how far apart the layers' numbers in data.chock.core are:
 	// layer i's are from i*Stride on, below (i+1)*Stride.
 	Stride int64 `json:"stride"`
+	// Orgs are the orgs a project bundle links by name (Input.LinkOrgs),
+	// in order: layer i+1 is org Orgs[i], read from its own bundle at
+	// data.chock_orgs.NAME.meta. Layers then holds the project layer only.
+	Orgs []string `json:"orgs,omitempty"`
 }
 
 // LayerMeta is one layer and its rules.
@@ -256,7 +371,25 @@ type ProgramMeta struct {
 // MetaOf reads data.chock.meta from a bundle's data.
 func MetaOf(data map[string]any) (*Meta, error) {
 	chock, _ := data["chock"].(map[string]any)
-	raw, ok := chock["meta"].(map[string]any)
+	return metaOf(chock["meta"])
+}
+
+// OrgMetaOf reads an org bundle's meta, data.chock_orgs.NAME.meta, given
+// as v: of this format, of kind org, with the one layer of org name.
+func OrgMetaOf(name string, v any) (*Meta, error) {
+	m, err := metaOf(v)
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind != "org" || len(m.Layers) != 1 || m.Layers[0].Kind != "org" || m.Layers[0].Name != name {
+		return nil, fmt.Errorf("%w: data.chock_orgs[%q].meta is not org %q's", ErrNotOrgBundle, name, name)
+	}
+	return m, nil
+}
+
+// metaOf reads a meta document, checking its format first.
+func metaOf(v any) (*Meta, error) {
+	raw, ok := v.(map[string]any)
 	if !ok {
 		return nil, ErrNotChockBundle
 	}
@@ -288,7 +421,7 @@ func MetaOf(data map[string]any) (*Meta, error) {
 	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%w: data.chock.meta: %v", ErrNotChockBundle, err)
+		return nil, fmt.Errorf("%w: the meta document: %v", ErrNotChockBundle, err)
 	}
 	return &m, nil
 }
@@ -296,7 +429,7 @@ func MetaOf(data map[string]any) (*Meta, error) {
 // MetaFormat is the version of data.chock.meta this chock writes and
 // reads; a bundle of another one is refused with a *FormatError, not read
 // wrong.
-const MetaFormat = 3
+const MetaFormat = 4
 
 // ErrNotChockBundle means a bundle holds no chock policy.
 var ErrNotChockBundle = errors.New("not a bundle compiled by chock")

@@ -535,6 +535,28 @@ func TestLayerASTIsItsText(t *testing.T) {
 					t.Fatalf("%s: rule %d parsed as\n%v (row %d)\nbuilt as\n%v (row %d)", path, i, r, r.Location.Row, b, b.Location.Row)
 				}
 			}
+			// The METADATA too: the module's, at the same rows, each on the
+			// rule below it, and the rules' copies.
+			if len(parsed.Annotations) != len(built.Annotations) {
+				t.Fatalf("%s: %d annotations parsed, %d built", path, len(parsed.Annotations), len(built.Annotations))
+			}
+			for i, a := range parsed.Annotations {
+				b := built.Annotations[i]
+				if a.Compare(b) != 0 || a.Location.Row != b.Location.Row || !a.GetTargetPath().Equal(b.GetTargetPath()) {
+					t.Fatalf("%s: annotation %d parsed as %v (row %d), built as %v (row %d)", path, i, a, a.Location.Row, b, b.Location.Row)
+				}
+			}
+			for i, r := range parsed.Rules {
+				b := built.Rules[i]
+				if len(r.Annotations) != len(b.Annotations) {
+					t.Fatalf("%s: rule %d has %d annotations parsed, %d built", path, i, len(r.Annotations), len(b.Annotations))
+				}
+				for k, a := range r.Annotations {
+					if a.Compare(b.Annotations[k]) != 0 || !a.GetTargetPath().Equal(b.Annotations[k].GetTargetPath()) {
+						t.Fatalf("%s: rule %d's annotation parsed as %v, built as %v", path, i, a, b.Annotations[k])
+					}
+				}
+			}
 		}
 	}
 }

@@ -108,7 +108,7 @@ func TestMetaFormat(t *testing.T) {
 		t.Fatalf("this chock's own: %v", err)
 	}
 	meta := data["chock"].(map[string]any)["meta"].(map[string]any)
-	for _, f := range []any{nil, 1, 2, 4} {
+	for _, f := range []any{nil, 1, 2, 3, 5} {
 		if f == nil {
 			delete(meta, "format")
 		} else {

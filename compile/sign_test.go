@@ -111,7 +111,7 @@ func TestOrgBundleRoundTrip(t *testing.T) {
 	if _, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(signed), ReadOptions{}); !errors.Is(err, ErrSignedNoKey) {
 		t.Fatalf("a signed bundle read with no key: %v", err)
 	}
-	tampered := edit(t, signed, "chock/layer/org1.rego", func(b []byte) []byte { return append(b, []byte("\nextra := 1\n")...) })
+	tampered := edit(t, signed, "chock_orgs/acme/layer.rego", func(b []byte) []byte { return append(b, []byte("\nextra := 1\n")...) })
 	if _, err := ReadOrgBundle("acme.tar.gz", bytes.NewReader(tampered), ReadOptions{}); !errors.Is(err, ErrSignedNoKey) {
 		t.Fatalf("a tampered signed bundle read with no key: %v", err)
 	}
@@ -144,7 +144,7 @@ func TestSignatureRefusals(t *testing.T) {
 		{"edited data.json", edit(t, signed, "data.json", func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`"deny"`), []byte(`"allow"`), 1)
 		}), pub, "digest mismatch"},
-		{"edited module", edit(t, signed, "chock/layer/org1.rego", func(b []byte) []byte {
+		{"edited module", edit(t, signed, "chock_orgs/acme/layer.rego", func(b []byte) []byte {
 			return append(b, []byte("\nextra := 1\n")...)
 		}), pub, "digest mismatch"},
 		{"edited manifest", edit(t, signed, ".manifest", func(b []byte) []byte {

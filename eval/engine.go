@@ -145,7 +145,17 @@ type RuleMeta = compile.RuleMeta
 
 // New prepares an engine from a bundle.
 func New(ctx context.Context, b *bundle.Bundle) (*Engine, error) {
-	p, err := prepare(ctx, b)
+	return NewBundles(ctx, b)
+}
+
+// NewBundles prepares an engine from several bundles loaded side by side,
+// as opa run -b A -b B loads them: their modules compiled together, their
+// data in one store. Bundles whose roots overlap are refused, as OPA
+// refuses them. A project bundle that links orgs by name is given with
+// the orgs' bundles; one whose org is missing is refused with an error
+// wrapping ErrUnavailable that names it.
+func NewBundles(ctx context.Context, bs ...*bundle.Bundle) (*Engine, error) {
+	p, err := prepare(ctx, bs)
 	if err != nil {
 		return nil, err
 	}
@@ -261,26 +271,95 @@ func prepareQuery(ctx context.Context, c *ast.Compiler, store storage.Store, que
 	return rego.New(rego.Query(query), rego.Compiler(c), rego.Store(store), rego.Capabilities(compile.Capabilities())).PrepareForEval(ctx)
 }
 
-// prepare compiles a bundle's modules once, with compile.Capabilities,
-// and prepares every query on that compilation (prepareOn).
-func prepare(ctx context.Context, b *bundle.Bundle) (*prepared, error) {
-	mods := make(map[string]*ast.Module, len(b.Modules))
-	for _, mf := range b.Modules {
-		mod := mf.Parsed
-		if mod == nil {
-			var err error
-			if mod, err = ast.ParseModuleWithOpts(mf.Path, string(mf.Raw), ast.ParserOptions{RegoVersion: ast.RegoV1}); err != nil {
-				return nil, err
+// BundleName is the name a bundle goes by in revisions and decision
+// logs: its first root ("chock", "chock_orgs/acme"), or "chock" when it
+// names none.
+func BundleName(b *bundle.Bundle) string {
+	if b.Manifest.Roots != nil && len(*b.Manifest.Roots) > 0 && (*b.Manifest.Roots)[0] != "" {
+		return (*b.Manifest.Roots)[0]
+	}
+	return compile.Root
+}
+
+// ErrOverlappingRoots is wrapped when bundles loaded side by side claim
+// overlapping roots, which OPA refuses too.
+var ErrOverlappingRoots = errors.New("detected overlapping roots in bundle manifests")
+
+// prepare compiles the bundles' modules once, together, with
+// compile.Capabilities, puts their data in one store, and prepares every
+// query on that compilation (prepareOn).
+func prepare(ctx context.Context, bs []*bundle.Bundle) (*prepared, error) {
+	if len(bs) == 0 {
+		return nil, errors.New("no bundle given")
+	}
+	revisions := make(map[string]string, len(bs))
+	var roots []string
+	var rootOf []string
+	for _, b := range bs {
+		name := BundleName(b)
+		if _, dup := revisions[name]; dup {
+			return nil, fmt.Errorf("%w: two bundles named %q", ErrOverlappingRoots, name)
+		}
+		revisions[name] = b.Manifest.Revision
+		rs := []string{""}
+		if b.Manifest.Roots != nil {
+			rs = *b.Manifest.Roots
+		}
+		for _, r := range rs {
+			for i, other := range roots {
+				if bundle.RootPathsOverlap(r, other) {
+					return nil, fmt.Errorf("%w: %q (bundle %s) and %q (bundle %s)", ErrOverlappingRoots, r, name, other, rootOf[i])
+				}
 			}
 		}
-		mods[mf.Path] = mod
+		for _, r := range rs {
+			roots, rootOf = append(roots, r), append(rootOf, name)
+		}
+	}
+	mods := map[string]*ast.Module{}
+	data := map[string]any{}
+	for _, b := range bs {
+		name := BundleName(b)
+		for _, mf := range b.Modules {
+			mod := mf.Parsed
+			if mod == nil {
+				var err error
+				if mod, err = ast.ParseModuleWithOpts(mf.Path, string(mf.Raw), ast.ParserOptions{RegoVersion: ast.RegoV1}); err != nil {
+					return nil, err
+				}
+			}
+			key := mf.Path
+			if len(bs) > 1 {
+				key = name + key
+			}
+			mods[key] = mod
+		}
+		mergeData(data, b.Data)
 	}
 	c := ast.NewCompiler().WithCapabilities(compile.Capabilities())
 	if c.Compile(mods); c.Failed() {
 		return nil, fmt.Errorf("compiling the bundle: %w", c.Errors)
 	}
-	store := inmem.NewFromObjectWithOpts(b.Data, inmem.OptRoundTripOnWrite(false))
-	return prepareOn(ctx, c, store, map[string]string{"chock": b.Manifest.Revision})
+	store := inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false))
+	return prepareOn(ctx, c, store, revisions)
+}
+
+// mergeData merges src into dst, object by object. Bundles whose roots do
+// not overlap never write the same leaf.
+func mergeData(dst, src map[string]any) {
+	for k, v := range src {
+		sub, ok := v.(map[string]any)
+		if old, ok2 := dst[k].(map[string]any); ok && ok2 {
+			mergeData(old, sub)
+			continue
+		}
+		if ok {
+			cp := make(map[string]any, len(sub))
+			mergeData(cp, sub)
+			v = cp
+		}
+		dst[k] = v
+	}
 }
 
 // prepareOn prepares every query on a compiled policy and its store:
@@ -388,7 +467,29 @@ func assembleMeta(read metaReader) (*Meta, error) {
 	if !found {
 		return nil, compile.ErrNotChockBundle
 	}
-	return compile.MetaOf(map[string]any{"chock": map[string]any{"meta": v}})
+	m, err := compile.MetaOf(map[string]any{"chock": map[string]any{"meta": v}})
+	if err != nil || len(m.Orgs) == 0 {
+		return m, err
+	}
+	// A project that links its orgs: each org's layer comes from its own
+	// bundle, numbered there from 0 and here from its layer's base (the
+	// project's fixed Stride), so fill reads them as any layer.
+	for _, name := range m.Orgs {
+		ov, found, err := read(compile.OrgsRoot, name, "meta")
+		if err != nil {
+			return nil, fmt.Errorf("reading data.chock_orgs[%q].meta: %w", name, err)
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: the policy links org %q, whose bundle is not loaded; load its bundle (chock compile --org-only) beside this one", ErrUnavailable, name)
+		}
+		om, err := compile.OrgMetaOf(name, ov)
+		if err != nil {
+			return nil, fmt.Errorf("org %q: %w", name, err)
+		}
+		m.Layers = append(m.Layers, om.Layers[0])
+		m.Segments = m.Segments || om.Segments
+	}
+	return m, nil
 }
 
 // probeAction is an action no policy names, asked once when a bundle is
@@ -456,13 +557,14 @@ func sameDecision(a, b *Decision) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// Swap replaces the policy. Decisions in flight finish on the old one; the
+// Swap replaces the policy with the bundles given, loaded side by side as
+// NewBundles loads them. Decisions in flight finish on the old one; the
 // new one is prepared before it takes over, so a bad bundle changes nothing.
-func (e *Engine) Swap(ctx context.Context, b *bundle.Bundle) error {
+func (e *Engine) Swap(ctx context.Context, bs ...*bundle.Bundle) error {
 	if e.pinned || e.remote != nil {
 		return errors.New("this engine's policy cannot be replaced")
 	}
-	p, err := prepare(ctx, b)
+	p, err := prepare(ctx, bs)
 	if err != nil {
 		return err
 	}

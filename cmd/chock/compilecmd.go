@@ -83,11 +83,11 @@ func newCompileCmd(io stdio) *cobra.Command {
 	var (
 		config, out, kind string
 		orgs              []string
-		orgOnly           bool
+		orgOnly, linkOrgs bool
 		keys              keyFlags
 	)
 	c := &cobra.Command{
-		Use:   "compile [--org FILE]... [-o OUT] [--kind bundle|rego] [--signing-key FILE [--signing-alg ALG]] [--verification-key FILE] [--config FILE | CONFIG]",
+		Use:   "compile [--org FILE]... [--link-orgs] [-o OUT] [--kind bundle|rego] [--signing-key FILE [--signing-alg ALG]] [--verification-key FILE] [--config FILE | CONFIG]",
 		Short: "build the OPA bundle",
 		Long: `compile lints, then compiles the project's chock.zon (--config, or the
 argument) and its org ceilings into a standard OPA bundle (bundle.tar.gz),
@@ -98,9 +98,19 @@ input writes the same bytes; a file with lint errors writes nothing.
 
     chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon
 
-compiles from one org source. --signing-key signs with OPA's
-.signatures.json; --verification-key makes every --org a signed org
-bundle.
+compiles from one org source into an org bundle of its own, rooted at
+chock_orgs/NAME (NAME is the org's .name: lower-case letters, digits, '_'
+and '-'), which loads in OPA beside a project bundle.
+
+--link-orgs makes the project bundle link its --org ceilings by name
+instead of holding them: they are still linted against, but the bundle
+holds the project layer alone, and each org's own bundle is loaded beside
+it (opa run -b bundle.tar.gz -b acme.tar.gz, chock eval --bundle
+bundle.tar.gz --bundle acme.tar.gz). Until every linked org's bundle is
+loaded, data.chock.decision denies with an error naming the missing org.
+
+--signing-key signs with OPA's .signatures.json; --verification-key makes
+every --org a signed org bundle.
 
 --format is the old name of --kind, and still works.`,
 		Args: maxArgs(1),
@@ -118,6 +128,9 @@ bundle.
 			}
 			if orgOnly && (len(orgs) > 0 || len(args) != 1) {
 				return failedf(exitUsage, "--org-only takes exactly one org source and no --org")
+			}
+			if linkOrgs && (orgOnly || len(orgs) == 0) {
+				return failedf(exitUsage, "--link-orgs links the project's --org ceilings by name; give at least one --org, and not --org-only")
 			}
 			if orgOnly && cmd.Flags().Changed("config") {
 				return failedf(exitUsage, "--org-only compiles the org source given as its argument; --config names a project's chock.zon")
@@ -147,11 +160,17 @@ bundle.
 			if err != nil {
 				return err
 			}
-			// A file with lint errors does not compile, and nothing is written.
-			if err := refuseErrors(l.Lint(), l.Sources, io, "compile"); err != nil {
+			// A file with lint errors does not compile, and nothing is written;
+			// nor does an org that is to have a bundle of its own, or be
+			// linked by name, with a name that cannot root one.
+			ds := l.Lint()
+			if orgOnly || linkOrgs {
+				ds = append(ds, compile.OrgNameDiags(l.Orgs)...)
+			}
+			if err := refuseErrors(ds, l.Sources, io, "compile"); err != nil {
 				return err
 			}
-			in := compile.Input{Orgs: l.Orgs}
+			in := compile.Input{Orgs: l.Orgs, LinkOrgs: linkOrgs}
 			if !orgOnly {
 				in.Config = l.Configs[0]
 			}
@@ -207,7 +226,8 @@ bundle.
 	// output format.
 	fs.StringVar(&kind, "format", "bundle", "the old name of --kind")
 	fs.MarkDeprecated("format", "use --kind (--format is lint's output format)")
-	fs.BoolVar(&orgOnly, "org-only", false, "compile one org source (the argument) into an org bundle for --org")
+	fs.BoolVar(&orgOnly, "org-only", false, "compile one org source (the argument) into an org bundle (root chock_orgs/NAME) for --org, or to load beside a bundle that links it")
+	fs.BoolVar(&linkOrgs, "link-orgs", false, "link the --org ceilings by name: lint against them, but hold only the project layer; each org's bundle is loaded beside this one")
 	keys.addSigning(fs)
 	keys.addVerification(fs)
 	c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]cobra.Completion{"bundle", "rego"}, cobra.ShellCompDirectiveNoFileComp))

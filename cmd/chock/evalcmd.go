@@ -23,12 +23,13 @@ import (
 )
 
 // policyFlags choose the policy a command decides with: sources (--config
-// and --org), or a compiled --bundle.
+// and --org), or compiled bundles (--bundle, repeatable: a project bundle
+// and the org bundles it links, side by side as opa run -b loads them).
 type policyFlags struct {
-	config string
-	orgs   []string
-	bundle string
-	keys   keyFlags
+	config  string
+	orgs    []string
+	bundles []string
+	keys    keyFlags
 	// opa, when given, has OPA serve the policy instead.
 	opa opaFlags
 	// flags is the set they were added to, to tell a --config given from
@@ -40,7 +41,7 @@ type policyFlags struct {
 // session keeps them read-only inside every call.
 func (p *policyFlags) files() []string {
 	var out []string
-	for _, f := range append(append([]string{p.config}, p.orgs...), p.bundle) {
+	for _, f := range append(append([]string{p.config}, p.orgs...), p.bundles...) {
 		if f != "" && f != "-" {
 			out = append(out, f)
 		}
@@ -49,14 +50,14 @@ func (p *policyFlags) files() []string {
 }
 
 // bundleGiven says whether --bundle is given.
-func (p *policyFlags) bundleGiven() bool { return p.bundle != "" }
+func (p *policyFlags) bundleGiven() bool { return len(p.bundles) > 0 }
 
 // add adds --config, --org, --bundle and the verification flags.
 func (p *policyFlags) add(fs *pflag.FlagSet) {
 	p.flags = fs
 	addConfigFlag(fs, &p.config)
 	p.addOrgs(fs)
-	fs.StringVar(&p.bundle, "bundle", "", "decide with the compiled bundle in `FILE` instead of --config and --org")
+	fs.StringArrayVar(&p.bundles, "bundle", nil, "decide with the compiled bundle in `FILE` instead of --config and --org; repeatable: a project bundle and the org bundles it links (chock compile --link-orgs), loaded side by side as opa run -b loads them")
 	p.keys.addAlg(fs)
 	p.keys.addVerification(fs)
 }
@@ -78,18 +79,18 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) 
 	if err != nil {
 		return nil, inputError(exitUsage, err)
 	}
-	if p.bundle != "" {
+	if len(p.bundles) > 0 {
 		if len(p.orgs) > 0 {
-			return nil, inputError(exitUsage, errors.New("--bundle already holds its org ceilings; give --bundle or --org, not both"))
+			return nil, inputError(exitUsage, errors.New("--bundle already holds its org ceilings or links their bundles; give --bundle or --org, not both"))
 		}
 		if p.flags != nil && p.flags.Changed("config") {
 			return nil, inputError(exitUsage, errors.New("--bundle is the policy; give --bundle or --config, not both"))
 		}
-		raw, err := readInput(p.bundle, io)
+		srcs, err := p.readBundles(io)
 		if err != nil {
 			return nil, inputError(exitUsage, err)
 		}
-		pol, err := load.FromBundle(ctx, displayName(p.bundle), raw, ro)
+		pol, err := load.FromBundles(ctx, srcs, ro)
 		if err != nil {
 			return nil, inputError(exitFailed, err)
 		}
@@ -112,6 +113,36 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) 
 		return nil, inputError(exitFailed, err)
 	}
 	return pol, nil
+}
+
+// readBundles reads every --bundle; standard input at most once.
+func (p *policyFlags) readBundles(io stdio) ([]load.Source, error) {
+	var out []load.Source
+	stdin := false
+	for _, name := range p.bundles {
+		if name == "-" {
+			if stdin {
+				return nil, errors.New("--bundle - reads standard input once; give the other bundles as files")
+			}
+			stdin = true
+		}
+		raw, err := readInput(name, io)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, load.Source{Name: displayName(name), Data: raw})
+	}
+	return out, nil
+}
+
+// bundleFromStdin says whether a --bundle reads standard input.
+func (p *policyFlags) bundleFromStdin() bool {
+	for _, b := range p.bundles {
+		if b == "-" {
+			return true
+		}
+	}
+	return false
 }
 
 // sourcesOf maps the sources by name, for excerpts.
@@ -140,9 +171,9 @@ func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string
 	actions := args
 	if actionsFile != "" {
 		switch {
-		case actionsFile == "-" && p.bundle == "-":
+		case actionsFile == "-" && p.bundleFromStdin():
 			return 0, nil, nil, failedf(exitUsage, "--actions - and --bundle - both read standard input; give one a file")
-		case actionsFile == "-" && p.bundle == "" && p.config == "-":
+		case actionsFile == "-" && len(p.bundles) == 0 && p.config == "-":
 			return 0, nil, nil, failedf(exitUsage, "--actions - and --config - both read standard input; give one a file")
 		}
 		more, err := readActions(cmd, actionsFile, io)

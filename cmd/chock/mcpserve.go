@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/netaddr"
@@ -232,8 +230,8 @@ func moduleVersion() string {
 // --config and every --org, or the --bundle; standard input is not.
 func (p *policyFlags) watched() []string {
 	files := append([]string{p.config}, p.orgs...)
-	if p.bundle != "" {
-		files = []string{p.bundle}
+	if len(p.bundles) > 0 {
+		files = p.bundles
 	}
 	var out []string
 	for _, f := range files {
@@ -273,30 +271,25 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, io stdio) 
 		kept(err.Error())
 		return
 	}
-	if p.bundle != "" {
-		raw, err := readInput(p.bundle, io)
+	if len(p.bundles) > 0 {
+		srcs, err := p.readBundles(io)
 		if err != nil {
 			kept(err.Error())
 			return
 		}
-		pol, err := load.FromBundle(ctx, displayName(p.bundle), raw, ro)
+		pol, err := load.FromBundles(ctx, srcs, ro)
 		if err != nil {
 			kept(err.Error())
 			return
 		}
-		b, err := compile.ReadBundle(bytes.NewReader(raw), ro)
-		if err != nil {
+		if pol.Engine.Revision() == g.Revision() {
+			return
+		}
+		if err := g.Adopt(ctx, pol.Engine, nil, bundleSources(pol.Engine.Meta())); err != nil {
 			kept(err.Error())
 			return
 		}
-		if b.Manifest.Revision == g.Revision() {
-			return
-		}
-		if err := g.Swap(ctx, b, nil, bundleSources(pol.Engine.Meta())); err != nil {
-			kept(err.Error())
-			return
-		}
-		fmt.Fprintf(io.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), displayName(p.bundle))
+		fmt.Fprintf(io.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), strings.Join(sourceNames(srcs), ", "))
 		return
 	}
 	read := func(names []string) ([]load.Source, error) {

@@ -106,3 +106,21 @@ func KnownNamespace(p Pattern) bool {
 	}
 	return false
 }
+
+// MaxOrgNameLen is the longest org name that can root a bundle of its own.
+const MaxOrgNameLen = 63
+
+// ValidOrgName says whether s can name an org whose bundle stands on its
+// own or is linked by name: lower-case letters, digits, '_' and '-',
+// starting with a letter or digit, at most MaxOrgNameLen bytes. Such a name
+// is one segment of a bundle root (chock_orgs/NAME), one key of a Rego
+// package (chock_orgs["NAME"]) and one path segment of a module file.
+func ValidOrgName(s string) bool {
+	if s == "" || len(s) > MaxOrgNameLen || s[0] == '_' || s[0] == '-' {
+		return false
+	}
+	return all(s, func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' })
+}
+
+// OrgNameRule words ValidOrgName for a message.
+const OrgNameRule = "lower-case letters, digits, '_' and '-', starting with a letter or digit, at most 63 bytes"

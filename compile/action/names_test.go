@@ -1,6 +1,9 @@
 package action
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNameRules(t *testing.T) {
 	for _, c := range []struct {
@@ -11,6 +14,7 @@ func TestNameRules(t *testing.T) {
 		{ValidSecretName, []string{"GITHUB_TOKEN", "a", "_1"}, []string{"", "A.B", "A-B", "A B", "É"}},
 		{ValidServerName, []string{"notion", "my-server_2"}, []string{"", "a.b", "a b", "a*"}},
 		{ValidEnvName, []string{"GOOGLE_APPLICATION_CREDENTIALS", "_x"}, []string{"", "1X", "A-B", "A.B"}},
+		{ValidOrgName, []string{"acme", "x-y", "a_1", "9lives", strings.Repeat("a", 63)}, []string{"", "Acme", "a.b", "a/b", "-a", "_a", "a b", "a\"b", "é", strings.Repeat("a", 64)}},
 		{ValidHeaderName, []string{"Authorization", "X-Api-Key", "a!#$%&'*+-.^`|~"}, []string{"", "a b", "a:b", "a\r", "é"}},
 	} {
 		for _, s := range c.ok {

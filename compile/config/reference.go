@@ -217,7 +217,7 @@ var Reference = []RefBlock{
 	},
 	{
 		File: "org.zon", Path: "",
-		Summary: "An org bundle source: an organisation's ceiling over its projects, given with --org or compiled into a signed org bundle with chock compile --org-only. An org can only narrow: it has no .secrets, .mcp_servers or .programs, which are the project's.",
+		Summary: "An org bundle source: an organisation's ceiling over its projects, given with --org or compiled into a signed org bundle with chock compile --org-only, rooted at chock_orgs/NAME so that it loads in OPA beside a project bundle compiled with --link-orgs (for that, .name is lower-case letters, digits, '_' and '-': org-name-not-a-root). An org can only narrow: it has no .secrets, .mcp_servers or .programs, which are the project's.",
 		Example: `.{
     .name = "acme",
     .version = "2026.11",

@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/compile/lint"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval"
+	"github.com/open-policy-agent/opa/v1/bundle"
 )
 
 // Source is one input file: the name it is shown under, and its bytes.
@@ -205,16 +207,59 @@ func FromSources(ctx context.Context, in Input) (p *Policy, ds diag.List, err er
 // signature treated as ro says. An org bundle is refused: it is a ceiling,
 // given as an org to FromSources.
 func FromBundle(ctx context.Context, name string, data []byte, ro compile.ReadOptions) (*Policy, error) {
-	b, err := compile.ReadBundle(bytes.NewReader(data), ro)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	return FromBundles(ctx, []Source{{Name: name, Data: data}}, ro)
+}
+
+// FromBundles prepares a policy from compiled bundles loaded side by side,
+// as opa run -b A -b B loads them (eval.NewBundles): a project bundle and
+// the org bundles it links by name. Each one's signature is treated as ro
+// says. Org bundles alone are refused with ErrOrgBundle; a linked org
+// whose bundle is not given, with an error wrapping eval.ErrUnavailable.
+func FromBundles(ctx context.Context, srcs []Source, ro compile.ReadOptions) (*Policy, error) {
+	if len(srcs) == 0 {
+		return nil, errors.New("no bundle given")
 	}
-	e, err := eval.New(ctx, b)
+	bs := make([]*bundle.Bundle, len(srcs))
+	project := false
+	for i, s := range srcs {
+		b, err := compile.ReadBundle(bytes.NewReader(s.Data), ro)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		bs[i] = b
+		if eval.BundleName(b) == compile.Root {
+			project = true
+		}
+	}
+	names := sourceNames(srcs)
+	if !project {
+		if len(srcs) == 1 && isOrgBundle(bs[0]) {
+			return nil, fmt.Errorf("%s: %w", names, ErrOrgBundle)
+		}
+		if len(srcs) > 1 {
+			return nil, fmt.Errorf("%s: %w; give the project's bundle with them", names, ErrOrgBundle)
+		}
+	}
+	e, err := eval.NewBundles(ctx, bs...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", names, err)
 	}
 	if e.Meta().Kind != "project" {
-		return nil, fmt.Errorf("%s: %w", name, ErrOrgBundle)
+		return nil, fmt.Errorf("%s: %w", names, ErrOrgBundle)
 	}
 	return &Policy{Engine: e, Sources: diag.Sources{}}, nil
+}
+
+// isOrgBundle says whether b is rooted as an org bundle (chock_orgs/NAME).
+func isOrgBundle(b *bundle.Bundle) bool {
+	return strings.HasPrefix(eval.BundleName(b), compile.OrgsRoot+"/")
+}
+
+// sourceNames are the sources' names, joined for a message.
+func sourceNames(srcs []Source) string {
+	names := make([]string, len(srcs))
+	for i, s := range srcs {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -184,9 +184,9 @@ func (g *Gateway) Swap(ctx context.Context, b *bundle.Bundle, cfg *config.Config
 }
 
 // Swapped tells every session that the engine's policy was replaced
-// (by Swap, or by OPA's bundle plugin), recomputes what each connection
-// is offered and tells its client. cfg and src are the new policy's, nil
-// for a bundle.
+// (by Swap or Adopt, or by OPA's bundle plugin), recomputes what each
+// connection is offered and tells its client. cfg and src are the new
+// policy's, nil for a bundle.
 func (g *Gateway) Swapped(ctx context.Context, cfg *config.Config, src diag.Sources) {
 	g.view.Store(&view{cfg: cfg, src: src})
 	rev := g.o.Engine.Revision()
@@ -194,6 +194,17 @@ func (g *Gateway) Swapped(ctx context.Context, cfg *config.Config, src diag.Sour
 		c.sess.Record("policy.swapped", sessionlog.F("policy", rev))
 		c.refresh(ctx)
 	}
+}
+
+// Adopt swaps in the policy another engine decides with, prepared
+// already (eval.Engine.Adopt): mcp serve's reload of bundles. cfg and src
+// are as for Swap.
+func (g *Gateway) Adopt(ctx context.Context, other *eval.Engine, cfg *config.Config, src diag.Sources) error {
+	if err := g.o.Engine.Adopt(other); err != nil {
+		return err
+	}
+	g.Swapped(ctx, cfg, src)
+	return nil
 }
 
 // Engine is the engine every session decides with.

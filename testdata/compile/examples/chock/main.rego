@@ -90,6 +90,14 @@ layer_1(nums) := {"layer": "org", "name": "acme", "decision": r.decision, "defau
 	r := data.chock.meta.layers[1].rules[(min({x | some x in nums; x >= 100; x < 200}) - 100) % 3]
 } else := {"layer": "org", "name": "acme", "decision": "allow", "default": true, "rule": null}
 
+# METADATA
+# title: The decision on an action
+# description: >-
+#   The decision on input.action at input.phase ("start" or "loop", by
+#   default "loop"): per layer the rule that decided it or its default, the
+#   effective decision, the org that capped it. A malformed input is denied
+#   with an error.
+# entrypoint: true
 decision := {
 	"action": input.action,
 	"phase": phase,
@@ -118,6 +126,12 @@ decision := {
 	"start_refusal": false,
 }
 
+# METADATA
+# title: The secrets offered to a call or a server
+# description: >-
+#   The secrets offered to the call of input.action, or to the MCP server
+#   input.server, in declaration order, before any secret.use decision.
+# entrypoint: true
 secrets := [s |
 	some o in sort([x.order | some x in data.chock.offer.offered])
 	some s in data.chock.offer.offered

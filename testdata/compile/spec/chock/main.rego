@@ -96,6 +96,14 @@ layer_2(nums) := {"layer": "org", "name": "strict", "decision": r.decision, "def
 	r := data.chock.meta.layers[2].rules[(min({x | some x in nums; x >= 2000; x < 3000}) - 2000) % 2]
 } else := {"layer": "org", "name": "strict", "decision": "ask", "default": true, "rule": null, "default_span": {"file": "org2.zon", "start": {"line": 1, "col": 46, "offset": 45}, "end": {"line": 1, "col": 50, "offset": 49}}}
 
+# METADATA
+# title: The decision on an action
+# description: >-
+#   The decision on input.action at input.phase ("start" or "loop", by
+#   default "loop"): per layer the rule that decided it or its default, the
+#   effective decision, the org that capped it. A malformed input is denied
+#   with an error.
+# entrypoint: true
 decision := {
 	"action": input.action,
 	"phase": phase,
@@ -125,6 +133,12 @@ decision := {
 	"start_refusal": false,
 }
 
+# METADATA
+# title: The secrets offered to a call or a server
+# description: >-
+#   The secrets offered to the call of input.action, or to the MCP server
+#   input.server, in declaration order, before any secret.use decision.
+# entrypoint: true
 secrets := [s |
 	some o in sort([x.order | some x in data.chock.offer.offered])
 	some s in data.chock.offer.offered

@@ -1,0 +1,121 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/open-policy-agent/opa/v1/bundle"
+)
+
+// linkedInput is a project under two orgs, one matched on segments, one
+// whose default caps the project.
+func linkedInput(t *testing.T) compile.Input {
+	c, ds := config.Load("chock.zon", []byte(`.{ .policy = .{
+		.allow = .{ "secret.use.*", "exec.path.gh", "exec.*", "mcp.*.tool.search", "mcp.notion.*" },
+		.ask = .{ "exec.path.git" },
+		.deny = .{ "exec.path.curl" },
+	} }`))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	in := compile.Input{Config: c}
+	for i, src := range []string{
+		`.{ .name = "acme", .policy = .{ .deny = .{"exec.path.gh", "mcp.*.tool.delete"}, .ask = .{"exec.path.git", "mcp.*.host.*"} } }`,
+		`.{ .name = "strict-co", .policy = .{ .default = .ask, .allow = .{"secret.*", "mcp.notion.*", "exec.*"} } }`,
+	} {
+		o, ds := config.LoadOrg(fmt.Sprintf("org%d.zon", i+1), []byte(src))
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		in.Orgs = append(in.Orgs, o)
+	}
+	return in
+}
+
+func mustBundle(t *testing.T, in compile.Input) *bundle.Bundle {
+	t.Helper()
+	out, err := compile.Compile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := out.Bundle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNewBundlesLinked: a linking project bundle and its orgs' bundles,
+// loaded side by side, decide as the combined bundle does; an org's bundle
+// missing refuses the policy with ErrUnavailable naming it; overlapping
+// roots are refused.
+func TestNewBundlesLinked(t *testing.T) {
+	ctx := context.Background()
+	in := linkedInput(t)
+	combined, err := New(ctx, mustBundle(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := in
+	linked.LinkOrgs = true
+	project := mustBundle(t, linked)
+	var orgs []*bundle.Bundle
+	for _, o := range in.Orgs {
+		orgs = append(orgs, mustBundle(t, compile.Input{Orgs: []*config.Org{o}}))
+	}
+	e, err := NewBundles(ctx, project, orgs[1], orgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := e.Meta(); len(m.Layers) != 3 || !m.Segments || m.Stride != compile.LinkStride {
+		t.Fatalf("assembled meta: %d layers, segments %v, stride %d", len(m.Layers), m.Segments, m.Stride)
+	}
+	if rev := e.Revision(); !strings.Contains(rev, "chock_orgs/acme=") || !strings.Contains(rev, "chock=") {
+		t.Errorf("revision %q does not name every bundle", rev)
+	}
+	var actions []string
+	for _, l := range combined.Meta().Layers {
+		for _, r := range l.Rules {
+			actions = append(actions, strings.ReplaceAll(r.Pattern, "*", "x"), strings.ReplaceAll(r.Pattern, "*", "y.z"))
+		}
+	}
+	actions = append(actions, "exec.path.gh", "mcp.a.host.b", "mcp.a.host.b.c", "nothing.here", "a..b")
+	capped := 0
+	for _, a := range actions {
+		for _, ph := range []config.Phase{config.Start, config.Loop} {
+			want, err := combined.Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Revision, got.Revision = "", ""
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s at %s:\n linked   %+v\n combined %+v", a, ph, got, want)
+			}
+			if got.CappedBy != nil {
+				capped++
+			}
+		}
+	}
+	if capped == 0 {
+		t.Error("no decision capped by an org")
+	}
+
+	// An org's bundle missing: refused, naming it.
+	if _, err := NewBundles(ctx, project, orgs[0]); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `"strict-co"`) {
+		t.Errorf("strict-co's bundle missing: %v", err)
+	}
+	// Overlapping roots: two project bundles.
+	if _, err := NewBundles(ctx, project, mustBundle(t, in)); !errors.Is(err, ErrOverlappingRoots) {
+		t.Errorf("two project bundles: %v", err)
+	}
+}
