@@ -5,27 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
+	"github.com/chockhq/chock/internal/stockopa"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
-	"time"
 )
 
-// opaBinary builds (or finds in the build cache) the stock opa command from
-// the module version in go.mod, through go.mod's tool directive.
-func opaBinary(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "tool", "-n", "opa").Output()
-	if err != nil {
-		t.Fatalf("building opa from go.mod: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
+// opaBinary is the stock opa command (stockopa.Binary).
+func opaBinary(t *testing.T) string { return stockopa.Binary(t) }
 
 // interopCases are the inputs stock OPA must answer as the embedded engine
 // does: random actions of every test policy at both phases, malformed
@@ -112,17 +102,9 @@ func TestStockOPA(t *testing.T) {
 			}
 
 			// opa run --server, verifying the signature, over REST on 127.0.0.1.
-			addr := freeAddr(t)
-			srv := exec.Command(opa, "run", "--server", "--addr", addr, "--bundle", path,
-				"--verification-key", pubPath, "--verification-key-id", DefaultKeyID, "--signing-alg", "RS256",
-				"--log-level", "error", "--disable-telemetry")
-			var serr bytes.Buffer
-			srv.Stderr = &serr
-			if err := srv.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { srv.Process.Kill(); srv.Wait() }()
-			waitReady(t, addr, &serr)
+			srv := stockopa.Start(t, nil, "--bundle", path,
+				"--verification-key", pubPath, "--verification-key-id", DefaultKeyID, "--signing-alg", "RS256")
+			addr := srv.Addr
 			for i, c := range cases {
 				body, _ := json.Marshal(map[string]any{"input": c})
 				resp, err := http.Post("http://"+addr+"/v1/data/chock/decision", "application/json", bytes.NewReader(body))
@@ -168,31 +150,6 @@ func embeddedAny(t *testing.T, out *Output, query string, input any) any {
 		t.Fatalf("%s: %v %v", query, rs, err)
 	}
 	return rs[0].Expressions[0].Value
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-func waitReady(t *testing.T, addr string, serr *bytes.Buffer) {
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + addr + "/health?bundles")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("opa run did not become ready: %s", serr.String())
 }
 
 var _ = fmt.Sprint

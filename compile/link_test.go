@@ -3,6 +3,7 @@ package compile
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/chockhq/chock/internal/stockopa"
 	"net/http"
 	"os"
 	"os/exec"
@@ -137,19 +138,11 @@ func TestLinkedStockOPA(t *testing.T) {
 	}
 
 	// opa run --server with the bundles side by side.
-	addr := freeAddr(t)
-	srvArgs := []string{"run", "--server", "--addr", addr, "--log-level", "error", "--disable-telemetry", "--skip-version-check"}
+	var srvArgs []string
 	for _, b := range args {
 		srvArgs = append(srvArgs, "--bundle", b)
 	}
-	srv := exec.Command(opa, srvArgs...)
-	var serr bytes.Buffer
-	srv.Stderr = &serr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
-	waitReady(t, addr, &serr)
+	addr := stockopa.Start(t, nil, srvArgs...).Addr
 	for i, c := range cases {
 		body, _ := json.Marshal(map[string]any{"input": c})
 		resp, err := http.Post("http://"+addr+"/v1/data/chock/decision", "application/json", bytes.NewReader(body))

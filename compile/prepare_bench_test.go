@@ -2,10 +2,10 @@ package compile_test
 
 import (
 	"context"
+	"github.com/chockhq/chock/internal/stockopa"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,11 +33,7 @@ func cpuTime() time.Duration {
 // version), each in the CPU time it takes (user and system; opa's as a
 // child process). The policy is decoded once, beforehand.
 func BenchmarkCompilePrepareVsOPABuild(b *testing.B) {
-	out, err := exec.Command("go", "tool", "-n", "opa").Output()
-	if err != nil {
-		b.Fatalf("building opa from go.mod: %v", err)
-	}
-	opa := strings.TrimSpace(string(out))
+	opa := stockopa.Binary(b)
 	c, ds := config.Load("gen.zon", []byte(benchgen.Policy(10000)))
 	if ds.HasErrors() {
 		b.Fatal(ds)
