@@ -119,3 +119,52 @@ func TestNewBundlesLinked(t *testing.T) {
 		t.Errorf("two project bundles: %v", err)
 	}
 }
+
+// TestRemoteLinked: opa run --server with a linking project bundle and
+// its orgs' bundles side by side, asked over REST, decides as the
+// combined bundle does in process; with one org's bundle missing, every
+// decision is refused and names it.
+func TestRemoteLinked(t *testing.T) {
+	ctx := context.Background()
+	in := linkedInput(t)
+	combined, err := New(ctx, mustBundle(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := in
+	linked.LinkOrgs = true
+	write := func(in compile.Input) string {
+		out, err := compile.Compile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return writeBundle(t, t.TempDir(), out)
+	}
+	project := write(linked)
+	org1 := write(compile.Input{Orgs: []*config.Org{in.Orgs[0]}})
+	org2 := write(compile.Input{Orgs: []*config.Org{in.Orgs[1]}})
+	srv := startOPA(t, nil, "--bundle", project, "--bundle", org1, "--bundle", org2)
+	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range remoteActions(200, 5) {
+		for _, ph := range []config.Phase{config.Start, config.Loop} {
+			want, err := combined.Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := remote.Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatalf("%q: %v", a, err)
+			}
+			if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
+				t.Fatalf("%q at %s:\n remote %+v\n local  %+v", a, ph, g, w)
+			}
+		}
+	}
+	missing := startOPA(t, nil, "--bundle", project, "--bundle", org1)
+	if _, err := NewRemote(ctx, RemoteOptions{URL: missing.URL}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "strict-co") {
+		t.Errorf("with strict-co's bundle missing: %v", err)
+	}
+}

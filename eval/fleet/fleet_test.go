@@ -314,3 +314,72 @@ func TestHTTPSendRefused(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestLinkedOrgBundles: a project bundle that links its org by name and
+// the org's own bundle, two bundles from the service, decide as the
+// combined bundle does; until the org's bundle arrives no decision is
+// made, and the wait says which org is missing; the decision log names
+// both bundles' revisions.
+func TestLinkedOrgBundles(t *testing.T) {
+	c, ds := config.Load("chock.zon", []byte(project))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	org, ds := config.LoadOrg("org.zon", []byte(`.{ .name = "acme", .policy = .{ .deny = .{"exec.path.gh"}, .ask = .{"exec.path.ls"} } }`))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	combined, err := compile.Compile(compile.Input{Config: c, Orgs: []*config.Org{org}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked, err := compile.Compile(compile.Input{Config: c, Orgs: []*config.Org{org}, LinkOrgs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgOut, err := compile.Compile(compile.Input{Orgs: []*config.Org{org}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newService(t)
+	s.ServeNamed("project", bundleBytes(t, linked, nil))
+	cfg := s.Config(nil, false, "project", "acme")
+	_, err = Start(context.Background(), Options{Config: cfg, Name: "opa.yaml", Wait: 3 * time.Second})
+	if !errors.Is(err, ErrNoPolicy) || !strings.Contains(err.Error(), `"acme"`) {
+		t.Fatalf("with the org's bundle missing: %v", err)
+	}
+	s.ServeNamed("acme", bundleBytes(t, orgOut, nil))
+	f := start(t, cfg, io.Discard)
+	want, err := eval.FromOutput(context.Background(), combined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var last *eval.Decision
+	for _, a := range actions {
+		for _, ph := range []config.Phase{config.Start, config.Loop} {
+			got, err := f.Engine().Decide(ctx, a, ph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = got
+			exp, _ := want.Decide(ctx, a, ph)
+			g, e := *got, *exp
+			g.ID, g.Revision, e.Revision = "", "", ""
+			gj, _ := json.Marshal(g)
+			ej, _ := json.Marshal(e)
+			if !bytes.Equal(gj, ej) {
+				t.Errorf("%s at %s:\n got %s\nwant %s", a, ph, gj, ej)
+			}
+		}
+	}
+	eventually(t, "decision logs delivered", func() bool {
+		for _, ev := range s.Events() {
+			if ev["decision_id"] == last.ID {
+				b, _ := json.Marshal(ev["bundles"])
+				return strings.Contains(string(b), `"acme":{"revision":"`+orgOut.Revision) && strings.Contains(string(b), `"project":{"revision":"`+linked.Revision)
+			}
+		}
+		return false
+	})
+}

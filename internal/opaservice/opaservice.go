@@ -13,29 +13,26 @@ import (
 	"sync"
 )
 
-// BundlePath and LogsPath are where the service serves the bundle and
-// takes decision logs.
-const (
-	BundlePath = "bundles/chock.tar.gz"
-	LogsPath   = "logs"
-)
+// LogsPath is where the service takes decision logs; bundle NAME is
+// served at bundles/NAME.tar.gz.
+const LogsPath = "logs"
 
-// Service serves one bundle at BundlePath and keeps every decision-log
-// event posted to LogsPath.
+// Service serves bundles by name and keeps every decision-log event
+// posted to LogsPath.
 type Service struct {
 	*httptest.Server
-	mu     sync.Mutex
-	bundle []byte
-	events []map[string]any
+	mu      sync.Mutex
+	bundles map[string][]byte
+	events  []map[string]any
 }
 
 // New starts a service; Close stops it.
 func New() *Service {
-	s := &Service{}
+	s := &Service{bundles: map[string][]byte{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /"+BundlePath, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /bundles/{name}", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		b := s.bundle
+		b := s.bundles[strings.TrimSuffix(r.PathValue("name"), ".tar.gz")]
 		s.mu.Unlock()
 		if b == nil {
 			http.NotFound(w, r)
@@ -65,10 +62,13 @@ func New() *Service {
 	return s
 }
 
-// Serve makes b the bundle served.
-func (s *Service) Serve(b []byte) {
+// Serve makes b bundle "chock".
+func (s *Service) Serve(b []byte) { s.ServeNamed("chock", b) }
+
+// ServeNamed makes b the bundle called name; nil stops serving it.
+func (s *Service) ServeNamed(name string, b []byte) {
 	s.mu.Lock()
-	s.bundle = b
+	s.bundles[name] = b
 	s.mu.Unlock()
 }
 
@@ -79,11 +79,14 @@ func (s *Service) Events() []map[string]any {
 	return append([]map[string]any(nil), s.events...)
 }
 
-// Config is an OPA configuration for the service: its bundle as bundle
-// "chock", polled every second, verified with key k1 (RS256, PEM pub)
-// when pub is given; decision logs uploaded every second, or only when
-// flushed (every five minutes) when lazy.
-func (s *Service) Config(pub []byte, lazy bool) []byte {
+// Config is an OPA configuration for the service: each named bundle
+// (none named: "chock"), polled every second, verified with key k1
+// (RS256, PEM pub) when pub is given; decision logs uploaded every
+// second, or only when flushed (every five minutes) when lazy.
+func (s *Service) Config(pub []byte, lazy bool, names ...string) []byte {
+	if len(names) == 0 {
+		names = []string{"chock"}
+	}
 	signing, keys := "", ""
 	if pub != nil {
 		signing = "\n    signing:\n      keyid: k1"
@@ -93,20 +96,24 @@ func (s *Service) Config(pub []byte, lazy bool) []byte {
 	if lazy {
 		reporting = "min_delay_seconds: 300\n    max_delay_seconds: 600"
 	}
+	var bundles strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&bundles, `  %s:
+    service: bs
+    resource: bundles/%s.tar.gz
+    polling:
+      min_delay_seconds: 1
+      max_delay_seconds: 1%s
+`, n, n, signing)
+	}
 	return fmt.Appendf(nil, `services:
   bs:
     url: %s
 bundles:
-  chock:
-    service: bs
-    resource: %s
-    polling:
-      min_delay_seconds: 1
-      max_delay_seconds: 1%s
-decision_logs:
+%sdecision_logs:
   service: bs
   resource: %s
   reporting:
     %s
-%s`, s.URL, BundlePath, signing, LogsPath, reporting, strings.TrimSpace(keys))
+%s`, s.URL, bundles.String(), LogsPath, reporting, strings.TrimSpace(keys))
 }
