@@ -338,7 +338,7 @@ func newEvalCmd(io stdio) *cobra.Command {
 		asJSON, exitCode bool
 	)
 	c := &cobra.Command{
-		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] [--exit-code] [--actions FILE|-] [ACTION...]",
+		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json] [--exit-code] [--actions FILE|-] [ACTION...]",
 		Short: "decide actions",
 		Long: `eval decides each ACTION, then each action of the --actions file (one a
 line; blank lines and lines starting with # skipped; - reads standard

@@ -15,7 +15,7 @@ func newExplainCmd(io stdio) *cobra.Command {
 		asJSON         bool
 	)
 	c := &cobra.Command{
-		Use:   "explain [--config FILE] [--org FILE]... [--bundle FILE] [--phase start|loop] [--json] {ACTION | --actions FILE|-}",
+		Use:   "explain [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json] {ACTION | --actions FILE|-}",
 		Short: "why an action is decided as it is, and what would permit it",
 		Long: `explain decides ACTION as eval does and says why: the resolution rule,
 each layer's deciding rule with its .why and a source excerpt, the org that

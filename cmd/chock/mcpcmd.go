@@ -17,7 +17,7 @@ func newMCPCmd(io stdio) *cobra.Command {
 		asJSON bool
 	)
 	tools := &cobra.Command{
-		Use:   "tools [--config FILE] [--org FILE]... [--bundle FILE] [--json] SERVER",
+		Use:   "tools [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--json] SERVER",
 		Short: "start one MCP server under policy and list its tools with their decisions",
 		Long: `tools starts the MCP server SERVER under start-phase policy, as a session
 would, and lists the tools it declares, each with its action, its decision
@@ -28,6 +28,7 @@ with why.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			name := args[0]
+			defer sf.opa.close()
 			s, _, err := sf.open(ctx, io)
 			if err != nil {
 				return err

@@ -43,7 +43,7 @@ func newMCPServeCmd(io stdio) *cobra.Command {
 		callTimeout     time.Duration
 	)
 	c := &cobra.Command{
-		Use:   "serve [--config FILE] [--org FILE]... [--bundle FILE] [--http ADDR] [--ask elicit|prompt|deny]",
+		Use:   "serve [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--http ADDR] [--ask elicit|prompt|deny]",
 		Short: "serve MCP to an agent client, every tool call under policy",
 		Long: `serve is the MCP server an agent client (Claude Code, Codex, Cursor,
 Gemini CLI, the MCP Inspector) connects to. Each connection is one agent

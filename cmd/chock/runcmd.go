@@ -97,7 +97,7 @@ func newRunCmd(io stdio) *cobra.Command {
 		asJSON, exitCode bool
 	)
 	c := &cobra.Command{
-		Use:   "run [--config FILE] [--org FILE]... [--bundle FILE] [--ask prompt|deny] [--json] [--exit-code] --script FILE",
+		Use:   "run [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--ask prompt|deny] [--json] [--exit-code] --script FILE",
 		Short: "a session driven by a script of tool calls",
 		Long: `run opens a session under the policy and runs the JSONL script of tool
 calls FILE: {"tool":"exec","argv":[...]}, {"tool":"fetch_url","url":"..."}

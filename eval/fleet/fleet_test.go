@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -382,4 +383,50 @@ func TestLinkedOrgBundles(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestDocsConfig runs the configuration docs/fleet.md shows, as written,
+// with the service's address and a public key put in: it downloads the
+// signed bundle, decides, and its decision logs reach the service at
+// stop.
+func TestDocsConfig(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- fleet-config")
+	if !ok {
+		t.Fatal("docs/fleet.md has no <!-- fleet-config marker")
+	}
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	cfg, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("docs/fleet.md: the fleet config block does not end")
+	}
+	priv, pub := rsaKeys(t)
+	s := newService(t)
+	s.Serve(bundleBytes(t, compiled(t, project), &compile.Key{Material: priv, Alg: "RS256", ID: "k1"}))
+	cfg = strings.Replace(cfg, "http://127.0.0.1:8282", s.URL, 1)
+	var key strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(pub)), "\n") {
+		key.WriteString("      " + line + "\n")
+	}
+	before, after, ok := strings.Cut(cfg, "      -----BEGIN PUBLIC KEY-----\n")
+	_, after, ok2 := strings.Cut(after, "      -----END PUBLIC KEY-----\n")
+	if !ok || !ok2 {
+		t.Fatal("docs/fleet.md: the config's key block is not where the test expects it")
+	}
+	cfg = before + key.String() + after
+	f, err := Start(context.Background(), Options{Config: []byte(cfg), Name: "docs/fleet.md", Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Engine().Decide(context.Background(), "exec.path.gh", config.Loop)
+	if err != nil || d.Decision != config.Allow {
+		t.Fatalf("%v %v", d, err)
+	}
+	f.Stop(context.Background())
+	if n := len(s.Events()); n != 1 {
+		t.Errorf("%d decision-log events after stop, want 1", n)
+	}
 }
