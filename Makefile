@@ -48,6 +48,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'Diff' -benchmem -benchtime $(BENCHTIME) ./compile/diff/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'DecisionVsMinimal|DecisionScale|EngineDecide' -benchtime $(BENCHTIME) ./eval/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'RemoteLoad' -benchtime 1x ./eval/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'SessionsRemote' -benchtime 1x ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Load100000' -benchtime 1x ./eval/load/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'RedactVsCopy' -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out

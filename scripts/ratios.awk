@@ -39,6 +39,7 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 /^BenchmarkDecisionVsMinimal\/layers=/ { n = name(); sub(/^BenchmarkDecisionVsMinimal\/layers=/, "", n); dm[n] = value("engine/minimal"); dmA[n] = value("engine-ns/op"); dmB[n] = value("minimal-ns/op") }
 /^BenchmarkDecisionScale\// { n = name(); sub(/^BenchmarkDecisionScale\//, "", n); ds[n] = value("10000/10"); dsA[n] = value("rules=10000-ns/op"); dsB[n] = value("rules=10-ns/op") }
 /^BenchmarkEngineDecide\// { n = name(); sub(/^BenchmarkEngineDecide\//, "", n); eng[n] = value("decisions/s") }
+/^BenchmarkSessionsRemote/ { sr = value("remote-calls/s"); srp = value("remote-p99-ms"); se = value("embedded-calls/s"); sep = value("embedded-p99-ms") }
 /^BenchmarkRemoteLoad/ { rl = value("remote-decisions/s"); rlp = value("remote-p99-ms"); el = value("embedded-decisions/s"); elp = value("embedded-p99-ms") }
 /^BenchmarkCompilePrepareVsOPABuild/ { cp = value("chock/opa-build"); cpA = value("chock-cpu-ms"); cpB = value("opa-build-cpu-ms"); cpWA = value("chock-wall-ms"); cpWB = value("opa-build-wall-ms") }
 /^BenchmarkLoad100000/ {
@@ -68,6 +69,8 @@ END {
 	# A remote OPA (issue 17): 8 sessions, 10,000 distinct decisions in all.
 	figure("remote-opa-decisions-per-second,8-sessions", rl, "eval.NewRemote against one opa run --server on 127.0.0.1, p99 " rlp " ms")
 	figure("embedded-decisions-per-second,8-sessions", el, "the same 10,000 decisions through the embedded engine, uncached, p99 " elp " ms")
+	figure("remote-opa-session-calls-per-second,8-sessions", sr, "8 runtime sessions, 10,000 fetch calls each refused by one decision, against one opa run --server, p99 " srp " ms")
+	figure("embedded-session-calls-per-second,8-sessions", se, "the same calls through the policy in process, p99 " sep " ms")
 	# One compile per load (issue 18).
 	target("compile+prepare/opa-build,10000-rules", cp, "<=", "0.5", "CPU " cpA " vs " cpB " ms; wall " cpWA " vs " cpWB " ms")
 	target("load-100000-rules,cpu-seconds", lcpu["sources"], "<=", "4", "chock.zon decoded, linted, compiled once, prepared, one decision; wall " lwall["sources"] " s")
