@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -152,5 +153,18 @@ func TestFleetCallFinishesOnItsPolicy(t *testing.T) {
 	_, err := f.exec(t, 0, "true")
 	if err == nil || !strings.Contains(err.Error(), "secret GITHUB_TOKEN") {
 		t.Fatalf("the next call: %v", err)
+	}
+	// The decision log holds the secret's decisions, never its value.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		raw, _ := json.Marshal(svc.Events())
+		if bytes.Contains(raw, []byte(`"secret.use.GITHUB_TOKEN"`)) {
+			assertNoForms(t, "the decision log", string(raw))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the secret's decision never reached the decision log")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
