@@ -104,7 +104,7 @@ type prepared struct {
 	offers    cache[Target, []Secret]
 	// failure, when set, is why this policy cannot decide (an activated
 	// bundle that is not chock's): every decision fails with it.
-	failure string
+	failure error
 }
 
 type decisionKey struct {
@@ -168,6 +168,9 @@ func NewBundles(ctx context.Context, bs ...*bundle.Bundle) (*Engine, error) {
 // compile: nothing is compiled again. The modules are this chock's own, so
 // the probe checks only the contract of data.chock.core's answers.
 func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
+	if len(out.Meta.Orgs) > 0 {
+		return nil, fmt.Errorf("%w: a compilation that links its orgs decides only beside their bundles (NewBundles)", ErrUnavailable)
+	}
 	p := &prepared{revision: out.Revision, meta: *out.Meta, revisions: map[string]string{"chock": out.Revision}}
 	if err := p.prepareQueries(ctx, out.Compiler(), inmem.New()); err != nil {
 		return nil, err
@@ -182,10 +185,9 @@ func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
 
 // NewCompiled prepares an engine on a policy compiled and stored
 // elsewhere: OPA's plugin manager's compiler and store, after it activated
-// the bundles whose revisions are given by name. logs, when not nil, is
-// told every decision.
-func NewCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string, logs DecisionLogger) (*Engine, error) {
-	p, err := prepareElsewhere(ctx, c, store, revisions)
+// the bundles given by name. logs, when not nil, is told every decision.
+func NewCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, bundles map[string]BundleInfo, logs DecisionLogger) (*Engine, error) {
+	p, err := prepareElsewhere(ctx, c, store, bundles)
 	if err != nil {
 		return nil, err
 	}
@@ -199,14 +201,15 @@ func NewCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, revi
 // old one. When the new one cannot be prepared, the error says why, and
 // every decision after it fails with ErrUnavailable until a policy that
 // can be is swapped in: the old policy no longer matches the store.
-func (e *Engine) SwapCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string) error {
+func (e *Engine) SwapCompiled(ctx context.Context, c *ast.Compiler, store storage.Store, bundles map[string]BundleInfo) error {
 	if e.pinned || e.remote != nil {
 		return errors.New("this engine's policy cannot be replaced")
 	}
-	p, err := prepareElsewhere(ctx, c, store, revisions)
+	p, err := prepareElsewhere(ctx, c, store, bundles)
 	if err != nil {
 		old := e.cur.Load()
-		failed := &prepared{failure: err.Error(), revision: revisionOf(revisions), revisions: revisions}
+		revisions := revisionsOf(bundles)
+		failed := &prepared{failure: err, revision: revisionOf(revisions), revisions: revisions}
 		if old != nil {
 			failed.meta = old.meta
 		}
@@ -271,6 +274,22 @@ func prepareQuery(ctx context.Context, c *ast.Compiler, store storage.Store, que
 	return rego.New(rego.Query(query), rego.Compiler(c), rego.Store(store), rego.Capabilities(compile.Capabilities())).PrepareForEval(ctx)
 }
 
+// BundleInfo is what a policy records of one bundle it was built from:
+// its revision and its manifest's roots.
+type BundleInfo struct {
+	Revision string
+	Roots    []string
+}
+
+// revisionsOf are the bundles' revisions by name.
+func revisionsOf(bundles map[string]BundleInfo) map[string]string {
+	out := make(map[string]string, len(bundles))
+	for name, b := range bundles {
+		out[name] = b.Revision
+	}
+	return out
+}
+
 // BundleName is the name a bundle goes by in revisions and decision
 // logs: its first root ("chock", "chock_orgs/acme"), or "chock" when it
 // names none.
@@ -292,19 +311,19 @@ func prepare(ctx context.Context, bs []*bundle.Bundle) (*prepared, error) {
 	if len(bs) == 0 {
 		return nil, errors.New("no bundle given")
 	}
-	revisions := make(map[string]string, len(bs))
+	infos := make(map[string]BundleInfo, len(bs))
 	var roots []string
 	var rootOf []string
 	for _, b := range bs {
 		name := BundleName(b)
-		if _, dup := revisions[name]; dup {
+		if _, dup := infos[name]; dup {
 			return nil, fmt.Errorf("%w: two bundles named %q", ErrOverlappingRoots, name)
 		}
-		revisions[name] = b.Manifest.Revision
 		rs := []string{""}
 		if b.Manifest.Roots != nil {
 			rs = *b.Manifest.Roots
 		}
+		infos[name] = BundleInfo{Revision: b.Manifest.Revision, Roots: rs}
 		for _, r := range rs {
 			for i, other := range roots {
 				if bundle.RootPathsOverlap(r, other) {
@@ -341,7 +360,7 @@ func prepare(ctx context.Context, bs []*bundle.Bundle) (*prepared, error) {
 		return nil, fmt.Errorf("compiling the bundle: %w", c.Errors)
 	}
 	store := inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false))
-	return prepareOn(ctx, c, store, revisions)
+	return prepareOn(ctx, c, store, infos)
 }
 
 // mergeData merges src into dst, object by object. Bundles whose roots do
@@ -366,11 +385,15 @@ func mergeData(dst, src map[string]any) {
 // data.chock.core and data.chock.secrets, and data.chock.decision for the
 // probe, which holds the two decisions to each other. What the policy
 // says of itself is read from the store (readMeta).
-func prepareOn(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string) (*prepared, error) {
+func prepareOn(ctx context.Context, c *ast.Compiler, store storage.Store, bundles map[string]BundleInfo) (*prepared, error) {
 	m, err := readMeta(ctx, store)
 	if err != nil {
 		return nil, err
 	}
+	if err := linkedFromOwnBundles(m, bundles); err != nil {
+		return nil, err
+	}
+	revisions := revisionsOf(bundles)
 	p := &prepared{revision: revisionOf(revisions), revisions: revisions, meta: *m}
 	if err := p.prepareQueries(ctx, c, store); err != nil {
 		return nil, err
@@ -389,39 +412,56 @@ func prepareOn(ctx context.Context, c *ast.Compiler, store storage.Store, revisi
 // OPA's own capabilities: one that calls a built-in function outside
 // compile.Capabilities (http.send, time, randomness, print) is refused,
 // as compiling it here would refuse it.
-func prepareElsewhere(ctx context.Context, c *ast.Compiler, store storage.Store, revisions map[string]string) (*prepared, error) {
+func prepareElsewhere(ctx context.Context, c *ast.Compiler, store storage.Store, bundles map[string]BundleInfo) (*prepared, error) {
 	if err := onlyCapabilities(c); err != nil {
 		return nil, err
 	}
-	return prepareOn(ctx, c, store, revisions)
+	return prepareOn(ctx, c, store, bundles)
 }
 
-// onlyCapabilities checks that every built-in function the compiled
-// modules call is one compile.Capabilities holds.
+// linkedFromOwnBundles checks that each org a project links came in a
+// bundle of its own, whose one root is the org's (chock_orgs/NAME): an
+// org's layer delivered by another bundle (an org bundle claiming a second
+// org's root too, or the project's) is refused, so no bundle can stand in
+// for an org it is not.
+func linkedFromOwnBundles(m *Meta, bundles map[string]BundleInfo) error {
+	for _, name := range m.Orgs {
+		root := compile.OrgsRoot + "/" + name
+		own := false
+		for _, b := range bundles {
+			if slices.ContainsFunc(b.Roots, func(r string) bool { return bundle.RootPathsOverlap(r, root) }) {
+				if len(b.Roots) != 1 || b.Roots[0] != root {
+					return fmt.Errorf("%w: the policy links org %q, and its layer comes from a bundle with roots %q, not from the org's own bundle (root %q alone)", ErrContract, name, b.Roots, root)
+				}
+				own = true
+			}
+		}
+		if !own {
+			return fmt.Errorf("%w: the policy links org %q, and no bundle has its root %q", ErrUnavailable, name, root)
+		}
+	}
+	return nil
+}
+
+// onlyCapabilities checks that no compiled module names a built-in
+// function compile.Capabilities does not hold: not called, not given as
+// the value of a with (which would call it in another's place), not
+// referred to in any way.
 func onlyCapabilities(c *ast.Compiler) error {
 	allowed := map[string]bool{}
 	for _, b := range compile.Capabilities().Builtins {
 		allowed[b.Name] = true
 	}
 	var bad error
-	check := func(op ast.Ref, loc *ast.Location) {
-		name := op.String()
-		if _, builtin := ast.BuiltinMap[name]; builtin && !allowed[name] && bad == nil {
-			bad = fmt.Errorf("the policy calls %s (%v), a built-in function chock does not let a policy call: a decision depends on the bundle and the input alone", name, loc)
-		}
-	}
 	for _, name := range slices.Sorted(maps.Keys(c.Modules)) {
-		ast.WalkExprs(c.Modules[name], func(e *ast.Expr) bool {
-			if e.IsCall() {
-				check(e.Operator(), e.Location)
-			}
-			return bad != nil
-		})
 		ast.WalkTerms(c.Modules[name], func(t *ast.Term) bool {
-			if call, ok := t.Value.(ast.Call); ok && len(call) > 0 {
-				if op, ok := call[0].Value.(ast.Ref); ok {
-					check(op, t.Location)
-				}
+			ref, ok := t.Value.(ast.Ref)
+			if !ok {
+				return bad != nil
+			}
+			name := ref.String()
+			if _, builtin := ast.BuiltinMap[name]; builtin && !allowed[name] {
+				bad = fmt.Errorf("the policy names %s (%v), a built-in function chock does not let a policy use: a decision depends on the bundle and the input alone", name, t.Location)
 			}
 			return bad != nil
 		})
@@ -475,6 +515,9 @@ func assembleMeta(read metaReader) (*Meta, error) {
 	// bundle, numbered there from 0 and here from its layer's base (the
 	// project's fixed Stride), so fill reads them as any layer.
 	for _, name := range m.Orgs {
+		if !action.ValidOrgName(name) {
+			return nil, fmt.Errorf("%w: the policy links an org named %q, which cannot name an org bundle", ErrContract, name)
+		}
 		ov, found, err := read(compile.OrgsRoot, name, "meta")
 		if err != nil {
 			return nil, fmt.Errorf("reading data.chock_orgs[%q].meta: %w", name, err)
@@ -681,8 +724,8 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 		return e.remote.decide(ctx, action, phase)
 	}
 	p := e.cur.Load()
-	if p.failure != "" {
-		return nil, fmt.Errorf("deciding %q: %w: %s", action, ErrUnavailable, p.failure)
+	if p.failure != nil {
+		return nil, fmt.Errorf("deciding %q: %w: %w", action, ErrUnavailable, p.failure)
 	}
 	key := decisionKey{action, phase}
 	d, ok := p.decisions.get(key)
@@ -698,7 +741,7 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 	d.Revision = p.revision
 	if e.logs != nil {
 		if err := e.logDecision(ctx, p, d); err != nil {
-			return nil, fmt.Errorf("deciding %q: %w: the decision log refused it: %v", action, ErrUnavailable, err)
+			return nil, fmt.Errorf("deciding %q: %w: the decision log refused it: %w", action, ErrUnavailable, err)
 		}
 	}
 	return d, nil
@@ -1127,8 +1170,8 @@ func (e *Engine) Secrets(ctx context.Context, t Target) ([]Secret, error) {
 		return e.remote.secrets(ctx, t)
 	}
 	p := e.cur.Load()
-	if p.failure != "" {
-		return nil, fmt.Errorf("%w: %s", ErrUnavailable, p.failure)
+	if p.failure != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, p.failure)
 	}
 	if s, ok := p.offers.get(t); ok {
 		return append([]Secret(nil), s...), nil

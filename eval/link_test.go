@@ -168,3 +168,41 @@ func TestRemoteLinked(t *testing.T) {
 		t.Errorf("with strict-co's bundle missing: %v", err)
 	}
 }
+
+// TestOrgFromItsOwnBundle: a linked org's layer must come from the org's
+// own bundle. An org bundle that also claims a second org's root, and
+// carries a layer of its own making for that org, is refused; so is a
+// project bundle that carries an org's layer itself.
+func TestOrgFromItsOwnBundle(t *testing.T) {
+	ctx := context.Background()
+	in := linkedInput(t)
+	linked := in
+	linked.LinkOrgs = true
+	project := mustBundle(t, linked)
+	acme := mustBundle(t, compile.Input{Orgs: []*config.Org{in.Orgs[0]}})
+	lax, ds := config.LoadOrg("lax.zon", []byte(`.{ .name = "strict-co", .policy = .{ .default = .allow } }`))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	forged := mustBundle(t, compile.Input{Orgs: []*config.Org{lax}})
+	squat := *acme
+	squat.Modules = append(append([]bundle.ModuleFile(nil), acme.Modules...), forged.Modules...)
+	squat.Data = map[string]any{}
+	mergeData(squat.Data, acme.Data)
+	mergeData(squat.Data, forged.Data)
+	roots := append(append([]string(nil), *acme.Manifest.Roots...), *forged.Manifest.Roots...)
+	squat.Manifest.Roots = &roots
+	if _, err := NewBundles(ctx, project, &squat); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), `"chock_orgs/strict-co"`) {
+		t.Errorf("an org bundle standing in for another: %v", err)
+	}
+	own := *project
+	own.Modules = append(append([]bundle.ModuleFile(nil), project.Modules...), forged.Modules...)
+	own.Data = map[string]any{}
+	mergeData(own.Data, project.Data)
+	mergeData(own.Data, forged.Data)
+	pr := append(append([]string(nil), *project.Manifest.Roots...), *forged.Manifest.Roots...)
+	own.Manifest.Roots = &pr
+	if _, err := NewBundles(ctx, &own, acme); !errors.Is(err, ErrContract) {
+		t.Errorf("a project bundle carrying an org's layer: %v", err)
+	}
+}

@@ -19,7 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -147,7 +148,7 @@ func (f *Fleet) waitingFor() string {
 		return f.last
 	}
 	var parts []string
-	for _, name := range sortedKeys(f.status) {
+	for _, name := range slices.Sorted(maps.Keys(f.status)) {
 		s := f.status[name]
 		if s.State != plugins.StateOK {
 			part := name + " " + strings.ToLower(string(s.State))
@@ -161,15 +162,6 @@ func (f *Fleet) waitingFor() string {
 		return "no bundle was activated"
 	}
 	return strings.Join(parts, "; ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // loop prepares the newest activated policy each time one is activated.
@@ -190,7 +182,7 @@ func (f *Fleet) loop(ctx context.Context) {
 // makes every decision fail with eval.ErrUnavailable until one does.
 func (f *Fleet) rebuild(ctx context.Context) {
 	c := f.m.GetCompiler()
-	revs, err := revisions(ctx, f.m.Store)
+	revs, err := bundles(ctx, f.m.Store)
 	if err == nil && c == nil {
 		err = errors.New("no policy is compiled yet")
 	}
@@ -231,9 +223,9 @@ func (f *Fleet) rebuild(ctx context.Context) {
 	}
 }
 
-// revisions are the activated bundles' revisions, by bundle name.
-func revisions(ctx context.Context, store storage.Store) (map[string]string, error) {
-	out := map[string]string{}
+// bundles are the activated bundles' revisions and roots, by bundle name.
+func bundles(ctx context.Context, store storage.Store) (map[string]eval.BundleInfo, error) {
+	out := map[string]eval.BundleInfo{}
 	err := storage.Txn(ctx, store, storage.TransactionParams{}, func(txn storage.Transaction) error {
 		names, err := bundle.ReadBundleNamesFromStore(ctx, store, txn)
 		if err != nil && !storage.IsNotFound(err) {
@@ -244,7 +236,11 @@ func revisions(ctx context.Context, store storage.Store) (map[string]string, err
 			if err != nil && !storage.IsNotFound(err) {
 				return err
 			}
-			out[n] = r
+			roots, err := bundle.ReadBundleRootsFromStore(ctx, store, txn, n)
+			if err != nil && !storage.IsNotFound(err) {
+				return err
+			}
+			out[n] = eval.BundleInfo{Revision: r, Roots: roots}
 		}
 		return nil
 	})

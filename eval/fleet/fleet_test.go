@@ -11,9 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,22 +300,39 @@ func TestSwapToForeignBundleRefuses(t *testing.T) {
 	})
 }
 
-// TestHTTPSendRefused: a served bundle that calls http.send is not a
-// policy chock decides with, even though OPA's own compiler took it.
+// TestHTTPSendRefused: a served bundle that names http.send anywhere
+// (called, in an else, in a comprehension, as the value of a with that
+// puts it in a function's place, inside a function that mocks another
+// built-in) is not a policy chock decides with, even though OPA's own
+// compiler took it; no request is ever sent, not even by the probe.
 func TestHTTPSendRefused(t *testing.T) {
-	out := compiled(t, project)
-	b := bundleBytes(t, out, nil)
-	b = retar(t, b, func(name string, body []byte) []byte {
-		if strings.HasSuffix(name, "main.rego") {
-			return append(body, []byte("\nleak := http.send({\"method\": \"get\", \"url\": \"http://127.0.0.1:1/\"})\n")...)
-		}
-		return body
-	})
-	s := newService(t)
-	s.Serve(b)
-	_, err := Start(context.Background(), Options{Config: s.Config(nil, true), Name: "opa.yaml", Wait: 3 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "http.send") {
-		t.Errorf("got %v", err)
+	for name, extra := range map[string]string{
+		"call":              "\nleak := http.send({\"method\": \"get\", \"url\": \"URL\"})\n",
+		"with-mock":         "\nleakf(x) := x\ncore contains 0 if {\n\tr := leakf({\"method\": \"get\", \"url\": \"URL\"}) with leakf as http.send\n\tr.status_code == 999\n}\n",
+		"with-mock-builtin": "\ncore contains 0 if {\n\tr := object.get({\"method\": \"get\", \"url\": \"URL\"}, \"zzz\", 1) with object.get as leak3\n\tr == 999\n}\nleak3(a, b, c) := http.send(a)\n",
+		"else":              "\ncore contains 0 if { leak2 }\nleak2 if { false } else if { http.send({\"method\": \"get\", \"url\": \"URL\"}).status_code == 999 }\n",
+		"comprehension":     "\ncore contains 0 if { count([1 | http.send({\"method\": \"get\", \"url\": \"URL\"}).status_code == 999]) > 0 }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			var hits atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+			defer srv.Close()
+			b := retar(t, bundleBytes(t, compiled(t, project), nil), func(n string, body []byte) []byte {
+				if strings.HasSuffix(n, "main.rego") {
+					return append(body, strings.ReplaceAll(extra, "URL", srv.URL+"/leak")...)
+				}
+				return body
+			})
+			s := newService(t)
+			s.Serve(b)
+			f, err := Start(context.Background(), Options{Config: s.Config(nil, true), Name: "opa.yaml", Wait: 3 * time.Second})
+			if err == nil {
+				f.Stop(context.Background())
+			}
+			if err == nil || !strings.Contains(err.Error(), "http.send") || hits.Load() != 0 {
+				t.Errorf("got %v; %d requests sent", err, hits.Load())
+			}
+		})
 	}
 }
 
