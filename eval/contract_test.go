@@ -52,7 +52,7 @@ func withMain(t *testing.T, edit func(string) string) *bundle.Bundle {
 // TestContract: a bundle whose decision object is not the contract's is
 // refused when it is loaded, with ErrContract, and never decides.
 func TestContract(t *testing.T) {
-	rule := `{"pattern": "exec.*", "decision": "allow", "why": "", "span": {}}`
+	rule := `data.chock.meta.layers[0].rules[0]`
 	layer := `{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": ` + rule + `}`
 	// obj is a decision object, every key written, with extra (or changed)
 	// keys on top.
@@ -73,6 +73,9 @@ func TestContract(t *testing.T) {
 		{"a layer of another name", obj(`"layers": [{"layer": "org", "name": "acme", "decision": "allow", "default": true, "rule": null}]`), `layer org "acme" where the bundle records project "project"`},
 		{"a rule with a key left out", obj(`"layers": [{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": {"pattern": "x", "decision": "allow"}}]`), `layer 0's rule has no "why"`},
 		{"capped by nobody", obj(`"capped_by": "ghost"`), `capped_by "ghost" names no org layer`},
+		{"a decision its layers do not make", obj(`"decision": "deny"`), `the answer says deny, and its layers make it allow`},
+		{"a rule the bundle does not record", obj(`"layers": [{"layer": "project", "name": "project", "decision": "allow", "default": false, "rule": {"pattern": "exec.*", "decision": "allow", "why": "", "span": {}}}]`), `by a rule exec.* the bundle does not record so`},
+		{"a default the layer does not have", obj(`"layers": [{"layer": "project", "name": "project", "decision": "allow", "default": true, "rule": null}]`), `decides allow by a default of deny`},
 		{"malformed action allowed", obj(``), `"chock..probe" is malformed`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,8 +104,8 @@ decision := {"action": input.action, "phase": input.phase, "decision": "deny", "
 	}
 	// data.chock.decision and data.chock.core must agree.
 	for _, c := range []struct{ name, body, want string }{
-		{"decisions disagree", `decision := {"action": input.action, "phase": input.phase, "decision": "allow", "layers": [{"layer": "project", "name": "project", "decision": "allow", "default": true, "rule": null}], "capped_by": null, "start_refusal": false} if not contains(input.action, "..")
-decision := {"action": input.action, "phase": input.phase, "decision": "deny", "error": "bad", "layers": [], "capped_by": null, "start_refusal": false} if contains(input.action, "..")`, `data.chock.decision and data.chock.core disagree on "chock.probe"`},
+		{"decisions disagree", `decision := {"action": input.action, "phase": input.phase, "decision": "deny", "layers": [{"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null}], "capped_by": null, "start_refusal": false} if not contains(input.action, "..")
+decision := {"action": input.action, "phase": input.phase, "decision": "deny", "error": "bad", "layers": [], "capped_by": null, "start_refusal": false} if contains(input.action, "..")`, `data.chock.decision and data.chock.core disagree on "exec.path.gh"`},
 	} {
 		if _, err := New(context.Background(), withDecision(t, c.body)); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want ErrContract with %q", c.name, err, c.want)

@@ -853,7 +853,6 @@ func (p *prepared) fill(v any, a string, phase config.Phase) (*Decision, error) 
 		}
 	}
 	d := &Decision{Action: a, Phase: phase, Layers: make([]Layer, len(layers))}
-	eff := config.Allow
 	for i := range layers {
 		lm, l := &layers[i], &d.Layers[i]
 		l.Layer, l.Name = lm.Kind, lm.Name
@@ -867,10 +866,21 @@ func (p *prepared) fill(v any, a string, phase config.Phase) (*Decision, error) 
 			r := lm.Rules[best[i]%int64(len(lm.Rules))]
 			l.Decision, l.Rule = r.Decision, &r
 		}
+	}
+	d.resolve()
+	return d, nil
+}
+
+// resolve works the effective decision out from the layers': the most
+// restrictive; the first org at it, when it is below the project's; at
+// start, ask read as deny. It is the one place that rule is written in Go.
+func (d *Decision) resolve() {
+	eff := config.Allow
+	for _, l := range d.Layers {
 		eff = min(eff, l.Decision)
 	}
-	d.Decision = eff
-	if d.Layers[0].Layer == "project" && eff < d.Layers[0].Decision {
+	d.Decision, d.CappedBy, d.StartRefusal = eff, nil, false
+	if len(d.Layers) > 0 && d.Layers[0].Layer == "project" && eff < d.Layers[0].Decision {
 		for i := 1; i < len(d.Layers); i++ {
 			if d.Layers[i].Decision == eff {
 				name := d.Layers[i].Name
@@ -879,10 +889,9 @@ func (p *prepared) fill(v any, a string, phase config.Phase) (*Decision, error) 
 			}
 		}
 	}
-	if phase == config.Start && eff == config.Ask {
+	if d.Phase == config.Start && eff == config.Ask {
 		d.Decision, d.StartRefusal = config.Deny, true
 	}
-	return d, nil
 }
 
 // ruleNumber reads a rule number of data.chock.core's answer: a
@@ -1111,6 +1120,23 @@ func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, e
 		if l := d.Decider(); l == nil || l.Layer != "org" || l.Name != *d.CappedBy {
 			return nil, contractErr("capped_by %q names no org layer", *d.CappedBy)
 		}
+	}
+	// The answer must be what its own layers make it: each layer's rule
+	// one the bundle records, or its default; the effective decision, the
+	// cap and the start refusal worked out from them.
+	for i, l := range d.Layers {
+		lm := m.Layers[i]
+		switch {
+		case l.Rule == nil && l.Decision != lm.Default.Value:
+			return nil, contractErr("layer %q decides %s by a default of %s", l.Name, l.Decision, lm.Default.Value)
+		case l.Rule != nil && (l.Decision != l.Rule.Decision || !slices.ContainsFunc(lm.Rules, func(r RuleMeta) bool { return r == *l.Rule })):
+			return nil, contractErr("layer %q decides %s by a rule %s the bundle does not record so", l.Name, l.Decision, l.Rule.Pattern)
+		}
+	}
+	want := *d
+	want.resolve()
+	if want.Decision != d.Decision || want.StartRefusal != d.StartRefusal || (want.CappedBy == nil) != (d.CappedBy == nil) || want.CappedBy != nil && *want.CappedBy != *d.CappedBy {
+		return nil, contractErr("the answer says %s, and its layers make it %s", d.Decision, want.Decision)
 	}
 	return d, nil
 }

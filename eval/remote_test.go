@@ -574,3 +574,70 @@ func TestRemoteSwap(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestRemoteForgedAnswers: a remote answer its own layers do not make
+// (an allow over a layer that denies, a start ask not read as deny) is
+// refused; so is one dripped out slower than the budget.
+func TestRemoteForgedAnswers(t *testing.T) {
+	ctx := context.Background()
+	local, err := FromOutput(ctx, compiled(t, seedProject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metaJSON, _ := json.Marshal(map[string]any{"result": local.Meta()})
+	forge := func(action string, phase config.Phase, from, to string) string {
+		d, err := local.Decide(ctx, action, phase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal(d)
+		f := strings.Replace(string(j), from, to, 1)
+		if f == string(j) {
+			t.Fatalf("nothing to forge in %s", j)
+		}
+		return f
+	}
+	answers := map[string]string{
+		"exec.path.curl":               forge("exec.path.curl", config.Loop, `"decision":"deny","layers"`, `"decision":"allow","layers"`),
+		"mcp.probe.host.com.probe.mcp": forge("mcp.probe.host.com.probe.mcp", config.Start, `"decision":"deny","layers"`, `"decision":"ask","layers"`),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Write(metaJSON)
+			return
+		}
+		var body struct{ Input struct{ Action string } }
+		json.NewDecoder(r.Body).Decode(&body)
+		if a, ok := answers[body.Input.Action]; ok {
+			w.Write([]byte(`{"result": ` + a + `}`))
+			return
+		}
+		w.Write([]byte(`{"result": `))
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+				w.Write([]byte(" "))
+				w.(http.Flusher).Flush()
+			}
+		}
+	}))
+	defer srv.Close()
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, Budget: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		action string
+		phase  config.Phase
+	}{{"exec.path.curl", config.Loop}, {"mcp.probe.host.com.probe.mcp", config.Start}} {
+		if d, err := e.Decide(ctx, c.action, c.phase); !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrContract) {
+			t.Errorf("%s: forged answer taken: %+v %v", c.action, d, err)
+		}
+	}
+	t0 := time.Now()
+	if _, err := e.Decide(ctx, "exec.path.gh", config.Loop); !errors.Is(err, ErrUnavailable) || time.Since(t0) > 2*time.Second {
+		t.Errorf("a dripped answer: %v after %s", err, time.Since(t0))
+	}
+}
