@@ -256,6 +256,24 @@ func revisionOf(revisions map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
+// ShortRevision is a revision as a person reads it: 16 hex digits, or
+// for several bundles each one's name and first 12 digits.
+func ShortRevision(rev string) string {
+	if !strings.Contains(rev, "=") {
+		if len(rev) > 16 {
+			return rev[:16]
+		}
+		return rev
+	}
+	parts := strings.Split(rev, ",")
+	for i, p := range parts {
+		if name, r, ok := strings.Cut(p, "="); ok && len(r) > 12 {
+			parts[i] = name + "=" + r[:12]
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
 // prepareQueries prepares the core and secrets queries on one compiler.
 func (p *prepared) prepareQueries(ctx context.Context, c *ast.Compiler, store storage.Store) error {
 	var err error

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
@@ -273,13 +275,27 @@ func bundleSources(m eval.Meta) diag.Sources {
 		}
 		fi, err := f.Stat()
 		if err == nil && fi.Mode().IsRegular() && fi.Size() <= maxInput && !linkedDir(name) {
-			if b, err := io.ReadAll(f); err == nil {
+			if b, err := io.ReadAll(f); err == nil && sameSource(l, b) {
 				src[name] = b
 			}
 		}
 		f.Close()
 	}
 	return src
+}
+
+// sameSource says whether b is still the text a layer was compiled from,
+// as far as its rules show: each rule's span holds its pattern. A file
+// edited since (or another file of the same name) gives no excerpts,
+// rather than wrong ones.
+func sameSource(l compile.LayerMeta, b []byte) bool {
+	for _, r := range l.Rules {
+		start, end := r.Span.Start.Offset, r.Span.End.Offset
+		if start < 0 || end > len(b) || start > end || !bytes.Contains(b[start:end], []byte(r.Pattern)) {
+			return false
+		}
+	}
+	return true
 }
 
 // linkedDir says whether a folder on the way to name is a symlink.

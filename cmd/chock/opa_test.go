@@ -160,3 +160,24 @@ func TestRunRefusedWhenOPAStops(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
+
+// TestExplainStaleSource: explaining from a bundle quotes chock.zon only
+// while it is the text the bundle was compiled from; an edited one gives
+// no excerpt rather than a wrong one.
+func TestExplainStaleSource(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("chock.zon", []byte(".{\n    .policy = .{\n        .default = .deny,\n        .allow = .{ \"exec.path.gh\" },\n    },\n}\n"), 0o644)
+	if code, _, stderr := runBuffered(t, "compile", "-o", "b.tar.gz"); code != 0 {
+		t.Fatal(stderr)
+	}
+	_, out, _ := runBuffered(t, "explain", "--bundle", "b.tar.gz", "exec.path.gh")
+	if !strings.Contains(out, `4 |         .allow = .{ "exec.path.gh" },`) {
+		t.Fatalf("no excerpt from the same source:\n%s", out)
+	}
+	os.WriteFile("chock.zon", []byte(".{\n    .policy = .{\n        .default = .deny,\n        .deny = .{ \"exec.path.curl\" },\n        .allow = .{ \"exec.path.gh\" },\n    },\n}\n"), 0o644)
+	_, out, _ = runBuffered(t, "explain", "--bundle", "b.tar.gz", "exec.path.gh")
+	if strings.Contains(out, " | ") {
+		t.Fatalf("an excerpt from an edited source:\n%s", out)
+	}
+}

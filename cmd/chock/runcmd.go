@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chockhq/chock/eval"
 	"io"
 	"strings"
 	"time"
@@ -209,12 +210,7 @@ func printServer(w io.Writer, st runtime.ServerStatus) {
 	fmt.Fprintf(w, "server %s: started (%s), %d tools: %s\n", st.Name, where, len(st.Tools), strings.Join(tools, ", "))
 }
 
-func short(rev string) string {
-	if len(rev) > 16 {
-		return rev[:16]
-	}
-	return rev
-}
+func short(rev string) string { return eval.ShortRevision(rev) }
 
 func printResult(io stdio, n int, sc driver.ToolCall, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
 	w := io.out

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/chockhq/chock/eval"
 	"strings"
 	"time"
 
@@ -43,10 +44,7 @@ events, and whether it ended.`,
 				if in.Ended {
 					state = "ended"
 				}
-				rev := in.Revision
-				if len(rev) > 16 {
-					rev = rev[:16]
-				}
+				rev := eval.ShortRevision(in.Revision)
 				fmt.Fprintf(io.out, "%s  %s  policy %s  %d events  %s\n", in.ID, in.Start.Format(time.RFC3339), rev, in.Events, state)
 			}
 			return nil

@@ -294,7 +294,7 @@ func (g *Gateway) newConn(ctx context.Context, transport string) (*conn, error) 
 		return nil, err
 	}
 	c.servers = sts
-	g.logf("session %s (%s), policy %s, log %s", sess.ID, transport, short(g.o.Engine.Revision()), sess.LogPath())
+	g.logf("session %s (%s), policy %s, log %s", sess.ID, transport, eval.ShortRevision(g.o.Engine.Revision()), sess.LogPath())
 	for _, st := range sts {
 		g.logf("session %s: %s", sess.ID, serverLine(st))
 	}
@@ -319,13 +319,6 @@ func (g *Gateway) newConn(ctx context.Context, transport string) (*conn, error) 
 		c.refresh(ctx) // a swap came between: it did not see this connection
 	}
 	return c, nil
-}
-
-func short(rev string) string {
-	if len(rev) > 16 {
-		return rev[:16]
-	}
-	return rev
 }
 
 // serverLine says what starting one server came to, on one line.
