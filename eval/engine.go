@@ -241,6 +241,19 @@ func (e *Engine) Adopt(other *Engine) error {
 	return nil
 }
 
+// RevisionOf is the revision of a policy built from the bundles given by
+// name (revisionOf).
+func RevisionOf(bundles map[string]BundleInfo) string { return revisionOf(revisionsOf(bundles)) }
+
+// Err is why the engine's policy cannot decide now (an activated bundle
+// that is not chock's), or nil.
+func (e *Engine) Err() error {
+	if e.remote != nil {
+		return nil
+	}
+	return e.cur.Load().failure
+}
+
 // revisionOf is one revision for a set of bundles: the only one's, or the
 // bundles' names and revisions in name order.
 func revisionOf(revisions map[string]string) string {
@@ -738,6 +751,18 @@ func actionInput(action string, phase config.Phase) ast.Value {
 // is not an error: it is denied, with Decision.Error saying why.
 // The result is the caller's to keep or change.
 func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
+	return e.decideLogged(ctx, action, phase, true)
+}
+
+// DecideUnlogged is Decide without telling the decision logger: for the
+// decisions a session works out before any call asks (its exec rights,
+// one for each program on its PATH), which would fill the decision log
+// with decisions no call made. A remote OPA logs what it is asked itself.
+func (e *Engine) DecideUnlogged(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
+	return e.decideLogged(ctx, action, phase, false)
+}
+
+func (e *Engine) decideLogged(ctx context.Context, action string, phase config.Phase, logged bool) (*Decision, error) {
 	if e.remote != nil {
 		return e.remote.decide(ctx, action, phase)
 	}
@@ -757,7 +782,7 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 		p.decisions.put(key, d.clone())
 	}
 	d.Revision = p.revision
-	if e.logs != nil {
+	if e.logs != nil && logged {
 		if err := e.logDecision(ctx, p, d); err != nil {
 			return nil, fmt.Errorf("deciding %q: %w: the decision log refused it: %w", action, ErrUnavailable, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/chockhq/chock/eval"
@@ -51,8 +52,8 @@ func (o *opaFlags) check(p *policyFlags) error {
 	switch {
 	case o.config != "" && o.url != "":
 		return errors.New("--opa-config and --opa-url each name where the policy comes from; give one")
-	case o.ca != "" && o.url == "":
-		return errors.New("--opa-ca is for --opa-url's TLS")
+	case o.ca != "" && (o.url == "" || !strings.HasPrefix(strings.ToLower(o.url), "https://")):
+		return errors.New("--opa-ca is for --opa-url's TLS: give an https:// URL")
 	case o.given() && o.timeout <= 0:
 		return errors.New("--opa-timeout must be positive")
 	case !o.given():
@@ -70,7 +71,7 @@ func (o *opaFlags) load(ctx context.Context, io stdio) (*load.Policy, error) {
 	}
 	raw, err := readInput(o.config, io)
 	if err != nil {
-		return nil, inputError(exitUsage, err)
+		return nil, inputError(exitUsage, fmt.Errorf("--opa-config: %w", err))
 	}
 	f, err := fleet.Start(ctx, fleet.Options{Config: raw, Name: displayName(o.config), Wait: o.timeout, Log: io.err, OnSwap: o.onSwap})
 	if err != nil {

@@ -69,6 +69,21 @@ type Fleet struct {
 	first  chan struct{}
 	status map[string]*plugins.Status
 	stop   context.CancelFunc
+	// logger is OPA's logger, which keeps the last error it printed.
+	logger *lineLogger
+}
+
+// configKeys are the top-level keys of OPA's configuration (its
+// config.Config, OPA 1.22).
+var configKeys = []string{"services", "labels", "discovery", "bundle", "bundles", "decision_logs", "status", "plugins", "keys",
+	"default_decision", "default_authorization_decision", "caching", "nd_builtin_cache", "persistence_directory",
+	"distributed_tracing", "metrics_export", "server", "storage"}
+
+// named says whether a configuration value names something: a non-empty
+// object.
+func named(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) > 0
 }
 
 // ErrNoPolicy means the bundle service gave no policy within the wait.
@@ -102,16 +117,21 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	if err := util.Unmarshal(o.Config, &boot); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Name, err)
 	}
+	for _, k := range slices.Sorted(maps.Keys(boot)) {
+		if !slices.Contains(configKeys, k) {
+			fmt.Fprintf(o.Log, "chock: %s: OPA's configuration has no key %q (a typo?); it is ignored\n", o.Name, k)
+		}
+	}
+	if !named(boot["bundles"]) && !named(boot["bundle"]) && !named(boot["discovery"]) {
+		return nil, fmt.Errorf("%s: %w: the configuration names no bundles (and no discovery) to download", o.Name, ErrNoPolicy)
+	}
 	d, err := discovery.New(m, discovery.BootConfig(boot))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Name, err)
 	}
 	m.Register(discovery.Name, d)
-	if len(m.Plugins()) == 0 || m.Plugin("bundle") == nil && m.Plugin(discovery.Name) == nil {
-		return nil, fmt.Errorf("%s: %w: the configuration names no bundles to download", o.Name, ErrNoPolicy)
-	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	f := &Fleet{o: o, m: m, kick: make(chan struct{}, 1), done: make(chan struct{}), first: make(chan struct{}), stop: cancel}
+	f := &Fleet{o: o, m: m, logger: logger, kick: make(chan struct{}, 1), done: make(chan struct{}), first: make(chan struct{}), stop: cancel}
 	m.RegisterCompilerTrigger(func(storage.Transaction) {
 		select {
 		case f.kick <- struct{}{}:
@@ -144,18 +164,16 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 func (f *Fleet) waitingFor() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.last != "" {
-		return f.last
-	}
 	var parts []string
+	if why := f.logger.lastError(); why != "" {
+		parts = append(parts, why)
+	}
+	if f.last != "" {
+		parts = append(parts, f.last)
+	}
 	for _, name := range slices.Sorted(maps.Keys(f.status)) {
-		s := f.status[name]
-		if s.State != plugins.StateOK {
-			part := name + " " + strings.ToLower(string(s.State))
-			if s.Message != "" {
-				part += ": " + s.Message
-			}
-			parts = append(parts, part)
+		if s := f.status[name]; s.State != plugins.StateOK && s.Message != "" {
+			parts = append(parts, name+" "+strings.ToLower(string(s.State))+": "+s.Message)
 		}
 	}
 	if len(parts) == 0 {
@@ -193,6 +211,9 @@ func (f *Fleet) rebuild(ctx context.Context) {
 	if logs.Lookup(f.m) != nil {
 		logger = f
 	}
+	if err == nil && e != nil && e.Err() == nil && e.Revision() == eval.RevisionOf(revs) {
+		return // the same bundles activated again (a server without ETags)
+	}
 	if err == nil {
 		if e == nil {
 			e, err = eval.NewCompiled(ctx, c, f.m.Store, revs, logger)
@@ -208,17 +229,23 @@ func (f *Fleet) rebuild(ctx context.Context) {
 	defer f.mu.Unlock()
 	if err != nil {
 		f.last = err.Error()
-		fmt.Fprintf(f.o.Log, "chock: the activated bundles do not make a policy chock can decide with (every decision is refused until they do): %v\n", err)
+		if f.engine != nil && len(f.kick) == 0 {
+			// Before the first policy, the wait's error says why; bundles
+			// activated one by one are not each a failure. With another
+			// activation pending (this one read the compiler of one and
+			// the store of the next), the next rebuild settles it.
+			fmt.Fprintf(f.o.Log, "chock: the activated bundles do not make a policy chock can decide with (every decision is refused until they do): %v\n", err)
+		}
 		return
 	}
 	first := f.engine == nil
 	f.engine, f.last = e, ""
 	if first {
 		close(f.first)
-	} else {
-		fmt.Fprintf(f.o.Log, "chock: policy %s swapped in from the bundle service\n", rev)
+		return
 	}
-	if f.o.OnSwap != nil && !first {
+	fmt.Fprintf(f.o.Log, "chock: policy %s swapped in from the bundle service\n", eval.ShortRevision(rev))
+	if f.o.OnSwap != nil {
 		go f.o.OnSwap(rev)
 	}
 }

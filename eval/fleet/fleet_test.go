@@ -450,3 +450,40 @@ func TestDocsConfig(t *testing.T) {
 		t.Errorf("%d decision-log events after stop, want 1", n)
 	}
 }
+
+// TestConfigMistakes: a configuration that names no bundles is refused at
+// once, saying so; a key OPA does not know is named on the log.
+func TestConfigMistakes(t *testing.T) {
+	s := newService(t)
+	s.Serve(bundleBytes(t, compiled(t, project), nil))
+	cfg := strings.Replace(string(s.Config(nil, true)), "bundles:", "bundels:", 1)
+	log := &syncBuffer{}
+	t0 := time.Now()
+	_, err := Start(context.Background(), Options{Config: []byte(cfg), Name: "opa.yaml", Wait: 10 * time.Second, Log: log})
+	if !errors.Is(err, ErrNoPolicy) || !strings.Contains(err.Error(), "names no bundles") || time.Since(t0) > 5*time.Second {
+		t.Errorf("got %v after %s", err, time.Since(t0))
+	}
+	if !strings.Contains(log.String(), `has no key "bundels" (a typo?)`) {
+		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestSameBundleAgainIsNoSwap: a bundle server without ETags has each
+// poll activate the same bundle again; that is not a new policy, and
+// nobody is told of one.
+func TestSameBundleAgainIsNoSwap(t *testing.T) {
+	s := newService(t)
+	s.Serve(bundleBytes(t, compiled(t, project), nil))
+	var swaps atomic.Int32
+	log := &syncBuffer{}
+	f, err := Start(context.Background(), Options{Config: s.Config(nil, true), Name: "opa.yaml", Wait: 10 * time.Second, Log: log,
+		OnSwap: func(string) { swaps.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop(context.Background())
+	time.Sleep(3500 * time.Millisecond) // three polls
+	if n := swaps.Load(); n != 0 || strings.Contains(log.String(), "swapped in") {
+		t.Errorf("%d swaps told of the same bundle; log %s", n, log.String())
+	}
+}

@@ -15,9 +15,20 @@ type lineLogger struct {
 	mu     *sync.Mutex
 	w      io.Writer
 	plugin string
+	// last is the last error printed, shared by every copy.
+	last *string
 }
 
-func newLineLogger(w io.Writer) *lineLogger { return &lineLogger{mu: &sync.Mutex{}, w: w} }
+func newLineLogger(w io.Writer) *lineLogger {
+	return &lineLogger{mu: &sync.Mutex{}, w: w, last: new(string)}
+}
+
+// lastError is the last error OPA reported, with its plugin.
+func (l *lineLogger) lastError() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return *l.last
+}
 
 func (l *lineLogger) print(level, format string, a ...any) {
 	l.mu.Lock()
@@ -26,7 +37,11 @@ func (l *lineLogger) print(level, format string, a ...any) {
 	if l.plugin != "" {
 		prefix += l.plugin + " plugin: "
 	}
-	fmt.Fprintf(l.w, "%s%s%s\n", prefix, level, fmt.Sprintf(format, a...))
+	msg := fmt.Sprintf(format, a...)
+	fmt.Fprintf(l.w, "%s%s%s\n", prefix, level, msg)
+	if level == "" {
+		*l.last = prefix + msg
+	}
 }
 
 func (l *lineLogger) Debug(string, ...any) {}
