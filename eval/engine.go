@@ -740,6 +740,7 @@ func (d *Decision) Decider() *Layer {
 	return &d.Layers[0]
 }
 
+// actionInput is data.chock.decision's input for an action at a phase.
 func actionInput(action string, phase config.Phase) ast.Value {
 	return ast.NewObject(
 		[2]*ast.Term{ast.InternedTerm("action"), ast.StringTerm(action)},
@@ -1017,6 +1018,7 @@ type wireDecision struct {
 	Error        *string          `json:"error"`
 }
 
+// wireLayer is one layer of data.chock.decision as OPA answers it.
 type wireLayer struct {
 	Layer       string           `json:"layer"`
 	Name        string           `json:"name"`
@@ -1026,6 +1028,7 @@ type wireLayer struct {
 	DefaultSpan *diag.Span       `json:"default_span"`
 }
 
+// wireRule is a layer's deciding rule as OPA answers it.
 type wireRule struct {
 	Pattern  string           `json:"pattern"`
 	Decision *config.Decision `json:"decision"`
@@ -1048,6 +1051,8 @@ func ruleKeys() keySet { return keySet{required: []string{"pattern", "decision",
 // keySet is the keys an object of the contract has.
 type keySet struct{ required, optional []string }
 
+// check says whether v is an object with exactly the keys of k, none of
+// them null but where the contract allows it.
 func (k keySet) check(what string, v any) error {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -1184,6 +1189,7 @@ func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, e
 	return d, nil
 }
 
+// quoted is *s quoted, or "nothing" for nil.
 func quoted(s *string) string {
 	if s == nil {
 		return "nothing"

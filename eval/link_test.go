@@ -164,7 +164,7 @@ func TestRemoteLinked(t *testing.T) {
 		}
 	}
 	missing := startOPA(t, nil, "--bundle", project, "--bundle", org1)
-	if _, err := NewRemote(ctx, RemoteOptions{URL: missing.URL}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "strict-co") {
+	if _, err := NewRemote(ctx, RemoteOptions{URL: missing.URL}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "strict-co") || strings.Count(err.Error(), ErrUnavailable.Error()) != 1 {
 		t.Errorf("with strict-co's bundle missing: %v", err)
 	}
 }

@@ -53,6 +53,11 @@ const (
 	maxErrorBody = 64 << 10
 )
 
+// ErrRemoteOptions is wrapped by the error for options a remote engine
+// cannot use (a token a header cannot carry, a negative budget): a usage
+// error, as ErrRemoteURL is.
+var ErrRemoteOptions = errors.New("bad options for a remote OPA")
+
 // ErrRemoteURL is wrapped by the error for a URL a remote engine will not
 // use (CheckRemoteURL): a usage error, not an unavailable policy.
 var ErrRemoteURL = errors.New("not a URL chock asks OPA at")
@@ -121,11 +126,11 @@ func NewRemote(ctx context.Context, o RemoteOptions) (*Engine, error) {
 	}
 	for _, c := range o.Token {
 		if c <= ' ' || c > '~' {
-			return nil, errors.New("the OPA token has a character a bearer token cannot hold (white space, a control character or one outside ASCII)")
+			return nil, fmt.Errorf("%w: the OPA token has a character a bearer token cannot hold (white space, a control character or one outside ASCII)", ErrRemoteOptions)
 		}
 	}
 	if o.Budget < 0 {
-		return nil, fmt.Errorf("a negative budget (%s) for each OPA answer", o.Budget)
+		return nil, fmt.Errorf("%w: a negative budget (%s) for each OPA answer", ErrRemoteOptions, o.Budget)
 	}
 	if o.Budget == 0 {
 		o.Budget = DefaultBudget
@@ -211,6 +216,9 @@ func (e *unavailableError) Unwrap() []error {
 // fail is the error for what failed: "WHAT: no policy could decide:
 // DETAIL", the token nowhere in it.
 func (r *remoteOPA) fail(what string, detail string, cause error) error {
+	// A cause that says no policy could decide already is not said so
+	// twice.
+	detail = strings.ReplaceAll(detail, ErrUnavailable.Error()+": ", "")
 	msg := fmt.Sprintf("%s: %v: %s", what, ErrUnavailable, detail)
 	if r.token != "" {
 		msg = strings.ReplaceAll(msg, r.token, "[token]")
@@ -358,6 +366,10 @@ func (r *remoteOPA) unreached(parent, ctx context.Context, err error) string {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Sprintf("opa at %s refused the connection (is opa run --server running there?)", r.shown)
 	}
+	var unknown x509.UnknownAuthorityError
+	if errors.As(err, &unknown) {
+		return fmt.Sprintf("opa at %s could not be reached: %s (a private CA? --opa-ca FILE trusts it)", r.shown, safetext.Line(err.Error()))
+	}
 	return fmt.Sprintf("opa at %s could not be reached: %s", r.shown, safetext.Line(err.Error()))
 }
 
@@ -414,7 +426,7 @@ func (r *remoteOPA) readMeta(ctx context.Context) (*remoteMeta, error) {
 		rev = resp.revision()
 		v, found, err := resp.result()
 		if err != nil {
-			detail, cause = fmt.Sprintf("opa at %s answered what is not JSON: %v", r.shown, err), err
+			detail, cause = r.notJSON(err), err
 		}
 		return v, found, err
 	})
@@ -433,6 +445,7 @@ func (r *remoteOPA) readMeta(ctx context.Context) (*remoteMeta, error) {
 	return rm, nil
 }
 
+// current is the meta read last, with the revision it was read at.
 func (r *remoteOPA) current() *remoteMeta {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -445,16 +458,9 @@ func (r *remoteOPA) current() *remoteMeta {
 // read again first.
 func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
 	what := fmt.Sprintf("deciding %q", action)
-	resp, detail, err := r.ask(ctx, http.MethodPost, "chock/decision", map[string]any{"action": action, "phase": phase.String()}, maxAnswer)
+	resp, v, err := r.query(ctx, what, "decision", map[string]any{"action": action, "phase": phase.String()})
 	if err != nil {
-		return nil, r.fail(what, detail, err)
-	}
-	v, found, err := resp.result()
-	switch {
-	case err != nil:
-		return nil, r.fail(what, fmt.Sprintf("opa at %s answered what is not JSON: %v", r.shown, err), err)
-	case !found:
-		return nil, r.fail(what, fmt.Sprintf("opa at %s has no data.chock.decision: chock's bundle is not loaded there", r.shown), nil)
+		return nil, err
 	}
 	rev := resp.revision()
 	m := r.current()
@@ -476,22 +482,37 @@ func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phas
 	return d, nil
 }
 
+// query asks data.chock.DOC with input, and returns the answer and its
+// result; any failure is worded for what is asked, as fail words it.
+func (r *remoteOPA) query(ctx context.Context, what, doc string, input map[string]any) (*opaResponse, any, error) {
+	resp, detail, err := r.ask(ctx, http.MethodPost, "chock/"+doc, input, maxAnswer)
+	if err != nil {
+		return nil, nil, r.fail(what, detail, err)
+	}
+	v, found, err := resp.result()
+	switch {
+	case err != nil:
+		return nil, nil, r.fail(what, r.notJSON(err), err)
+	case !found:
+		return nil, nil, r.fail(what, fmt.Sprintf("opa at %s has no data.chock.%s: chock's bundle is not loaded there", r.shown, doc), nil)
+	}
+	return resp, v, nil
+}
+
+// notJSON words an answer that does not decode.
+func (r *remoteOPA) notJSON(err error) string {
+	return fmt.Sprintf("opa at %s answered what is not JSON: %v", r.shown, err)
+}
+
 // secrets asks data.chock.secrets about a call or a server.
 func (r *remoteOPA) secrets(ctx context.Context, t Target) ([]Secret, error) {
 	in, what := map[string]any{"server": t.Server}, fmt.Sprintf("the secrets of server %q", t.Server)
 	if t.Action != "" {
 		in, what = map[string]any{"action": t.Action}, fmt.Sprintf("the secrets of %q", t.Action)
 	}
-	resp, detail, err := r.ask(ctx, http.MethodPost, "chock/secrets", in, maxAnswer)
+	_, v, err := r.query(ctx, what, "secrets", in)
 	if err != nil {
-		return nil, r.fail(what, detail, err)
-	}
-	v, found, err := resp.result()
-	switch {
-	case err != nil:
-		return nil, r.fail(what, fmt.Sprintf("opa at %s answered what is not JSON: %v", r.shown, err), err)
-	case !found:
-		return nil, r.fail(what, fmt.Sprintf("opa at %s has no data.chock.secrets: chock's bundle is not loaded there", r.shown), nil)
+		return nil, err
 	}
 	out, err := secretsAnswer(v)
 	if err != nil {
@@ -500,12 +521,14 @@ func (r *remoteOPA) secrets(ctx context.Context, t Target) ([]Secret, error) {
 	return out, nil
 }
 
+// meta is the policy's meta as read last.
 func (r *remoteOPA) meta() Meta {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.lastMeta
 }
 
+// revision is the revision the last answer came from.
 func (r *remoteOPA) revision() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -491,7 +491,7 @@ func TestRemoteTLS(t *testing.T) {
 		t.Fatalf("over TLS: %+v %v", d, err)
 	}
 	_, err = NewRemote(ctx, RemoteOptions{URL: srv.URL, Token: "tls-token-abc"})
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "tls-token-abc") {
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "certificate") || !strings.Contains(err.Error(), "--opa-ca FILE") || strings.Contains(err.Error(), "tls-token-abc") {
 		t.Fatalf("without the CA: %v", err)
 	}
 	t.Logf("without the CA: %v", err)

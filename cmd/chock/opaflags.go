@@ -107,7 +107,7 @@ func (o *opaFlags) loadRemote(ctx context.Context) (*load.Policy, error) {
 	e, err := eval.NewRemote(ctx, eval.RemoteOptions{URL: o.url, Token: os.Getenv(opaTokenEnv), CA: ca, Budget: o.timeout})
 	if err != nil {
 		code := exitFailed
-		if errors.Is(err, eval.ErrRemoteURL) {
+		if errors.Is(err, eval.ErrRemoteURL) || errors.Is(err, eval.ErrRemoteOptions) {
 			code = exitUsage
 		}
 		return nil, inputError(code, err)
