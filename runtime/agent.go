@@ -64,7 +64,11 @@ func (s *Session) Questions(ctx context.Context, c *Call) ([]Question, error) {
 	}
 	var qs []Question
 	ask := func(a string) (refused bool, err error) {
-		d, err := s.engine(ctx).Decide(ctx, a, config.Loop)
+		if s.holdsSecret(a) {
+			return true, nil
+		}
+		// The call's own decisions are logged when it runs.
+		d, err := s.engine(ctx).DecideUnlogged(ctx, a, config.Loop)
 		if err != nil {
 			return false, err
 		}

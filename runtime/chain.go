@@ -111,6 +111,11 @@ func (s *Session) Run(ctx context.Context, c *Call) (*Result, error) {
 	return s.chain(ctx, c)
 }
 
+// holdsSecret says whether an action holds a secret's value in any form
+// the session masks: such an action (a tool name a server chose, say) is
+// refused without being asked, so it reaches no decision log.
+func (s *Session) holdsSecret(act string) bool { return s.redact.String(act) != act }
+
 // pinKey is the context key of the policy a call is pinned to.
 type pinKey struct{}
 
@@ -228,9 +233,16 @@ func (s *Session) timeLimit(ctx context.Context, c *Call, next Handler) (*Result
 // one with the reason. A decision under another revision than the last
 // one logs the change first.
 func (s *Session) decide(ctx context.Context, act string, phase config.Phase, parent string) (*eval.Decision, error) {
-	d, err := s.engine(ctx).Decide(ctx, act, phase)
+	var d *eval.Decision
+	var err error
+	if s.holdsSecret(act) {
+		// It is not asked: no decision log, no remote OPA sees it.
+		err = fmt.Errorf("%w: the action holds a secret's value, so it is not asked of the policy", eval.ErrUnavailable)
+	} else {
+		d, err = s.engine(ctx).Decide(ctx, act, phase)
+	}
 	if errors.Is(err, eval.ErrUnavailable) {
-		d, err = &eval.Decision{Action: act, Phase: phase, Decision: config.Deny, Error: s.redact.String(err.Error()), Unavailable: true}, nil
+		d, err = &eval.Decision{Action: s.redact.String(act), Phase: phase, Decision: config.Deny, Error: s.redact.String(err.Error()), Unavailable: true}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -168,3 +168,25 @@ func TestFleetCallFinishesOnItsPolicy(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestActionHoldingASecretIsNotAsked: a call whose action holds a
+// secret's value (a tool name, say) is refused without being asked, so
+// neither the decision log nor any OPA sees the value.
+func TestActionHoldingASecretIsNotAsked(t *testing.T) {
+	f, svc, fl := fleetFixture(t, fleetV1, answer(false))
+	_, err := f.s.Run(context.Background(), &Call{Tool: "mcp", MCP: &MCPRequest{Server: "notion", Tool: "x" + values["GITHUB_TOKEN"]}})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "holds a secret's value") {
+		t.Fatalf("got %v", err)
+	}
+	assertNoForms(t, "the refusal", err.Error())
+	if _, err := f.exec(t, 0, "false"); err == nil {
+		t.Fatal("false ran")
+	}
+	fl.Stop(context.Background()) // flushes the decision log
+	raw, _ := json.Marshal(svc.Events())
+	if !bytes.Contains(raw, []byte(`"exec.path.false"`)) {
+		t.Fatalf("the decision log has not the later call's decision: %s", raw)
+	}
+	assertNoForms(t, "the decision log", string(raw))
+}

@@ -70,8 +70,8 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	files := map[string]bool{}
 	for _, name := range s.programs.Names() {
 		act, err := action.Exec(name)
-		if err != nil || strings.Contains(name, "/") {
-			continue // a name that cannot form an action is never allowed
+		if err != nil || strings.Contains(name, "/") || s.holdsSecret(act) {
+			continue // a name that cannot form an action, or holds a secret's value, is never allowed
 		}
 		d, err := s.engine(ctx).DecideUnlogged(ctx, act, config.Loop)
 		if err != nil {
@@ -214,7 +214,7 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 		if !ok || strings.ContainsAny(n, "*.") {
 			continue // lint refuses it; it declares nothing
 		}
-		d, err := s.engine(ctx).Decide(ctx, call, config.Loop)
+		d, err := s.engine(ctx).DecideUnlogged(ctx, call, config.Loop)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -251,8 +251,14 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 			conn.Close()
 			return st, s.dropServer(&st, fmt.Sprintf("it declares a tool whose name cannot be a policy action, so the whole server is kept out: %v", err))
 		}
+		if s.holdsSecret(act) {
+			conn.Close()
+			return st, s.dropServer(&st, "it declares a tool whose name holds a secret's value, so the whole server is kept out")
+		}
 		ts := ToolStatus{Name: t.Name, Description: s.redact.String(t.Description), Action: act, Rule: "default"}
-		if d, err := s.engine(ctx).Decide(ctx, act, config.Loop); err == nil {
+		// What its tools' decisions are, for the listing; a call of one is
+		// decided, and logged, when it is made.
+		if d, err := s.engine(ctx).DecideUnlogged(ctx, act, config.Loop); err == nil {
 			ts.Decision = d.Decision
 			if l := d.Decider(); l != nil {
 				ts.Rule = l.RuleText()
