@@ -101,7 +101,13 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	}
 	logger := newLineLogger(o.Log)
 	store := inmem.NewWithOpts(inmem.OptRoundTripOnWrite(false))
-	m, err := plugins.New(o.Config, "chock", store,
+	// Each instance has an id of its own, as opa run gives one: the
+	// decision log's labels.id tells the members of a fleet apart.
+	id, err := eval.NewDecisionID()
+	if err != nil {
+		return nil, err
+	}
+	m, err := plugins.New(o.Config, id, store,
 		plugins.Logger(logger),
 		plugins.ConsoleLogger(logger),
 		plugins.WithParserOptions(ast.ParserOptions{RegoVersion: ast.RegoV1}),

@@ -426,7 +426,7 @@ func TestDocsConfig(t *testing.T) {
 	priv, pub := rsaKeys(t)
 	s := newService(t)
 	s.Serve(bundleBytes(t, compiled(t, project), &compile.Key{Material: priv, Alg: "RS256", ID: "k1"}))
-	cfg = strings.Replace(cfg, "http://127.0.0.1:8282", s.URL, 1)
+	cfg = strings.Replace(strings.Replace(cfg, "http://127.0.0.1:8282", s.URL, 1), "http://127.0.0.1:8283", s.URL, 1)
 	var key strings.Builder
 	for _, line := range strings.Split(strings.TrimSpace(string(pub)), "\n") {
 		key.WriteString("      " + line + "\n")

@@ -25,7 +25,7 @@ func Create(name string, data []byte, perm fs.FileMode) (err error) {
 		return err
 	}
 	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
+	tmp, err := tempBeside(name)
 	if err != nil {
 		return err
 	}

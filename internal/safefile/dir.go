@@ -278,7 +278,7 @@ func (w *stager) stage(name string, data []byte) error {
 	if err := w.mkdirs(filepath.Dir(final)); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp*")
+	f, err := tempBeside(final)
 	if err != nil {
 		return err
 	}

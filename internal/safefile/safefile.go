@@ -124,11 +124,23 @@ func writeInto(target string, data []byte) error {
 	return f.Close()
 }
 
+// tempBeside creates the temporary file a write of target goes through,
+// in target's own folder; a folder that is not there is said so, by its
+// name, not the temporary file's.
+func tempBeside(target string) (*os.File, error) {
+	dir := filepath.Dir(target)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("cannot write %s: the folder %s is not there; nothing written: %w", target, dir, fs.ErrNotExist)
+	}
+	return f, err
+}
+
 // replace writes a complete temporary file beside target and renames it
 // over target; the temporary file is gone whatever fails.
 func replace(target string, data []byte, perm fs.FileMode, old fs.FileInfo) (err error) {
 	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
+	tmp, err := tempBeside(target)
 	if err != nil {
 		return err
 	}
