@@ -24,16 +24,23 @@ import (
 // Set is the values a session holds, each with its name. It is safe for
 // concurrent use; writers made from it see values added later.
 type Set struct {
-	mu      sync.RWMutex
-	values  []entry
-	maxLen  int
-	anchors []anchor
+	mu     sync.RWMutex
+	values []entry
+	maxLen int
+	// anchors cover every value, for the texts chock writes (String,
+	// Bytes, Redacted); stream's cover the values a stream is searched
+	// for (Writer): all but the text-only forms.
+	anchors, stream []anchor
 }
 
 type entry struct {
 	value []byte
 	repl  []byte
 	slot  string // who holds it: a call or a server
+	// textOnly is a form only chock makes, in the texts it writes (the
+	// lower-cased value of a host it normalised into an action): a
+	// program's output is not searched for it.
+	textOnly bool
 }
 
 // anchor is a byte searched for with bytes.IndexByte (vectorised); each
@@ -86,8 +93,9 @@ func (s *Set) Add(slot, name, value string) bool {
 			return true
 		}
 	}
+	lower := strings.ToLower(value)
 	for _, f := range Forms(value) {
-		s.values = append(s.values, entry{value: []byte(f), repl: repl, slot: slot})
+		s.values = append(s.values, entry{value: []byte(f), repl: repl, slot: slot, textOnly: f == lower && f != value})
 	}
 	// Longest first, so that a value containing another is replaced whole.
 	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i].value) > len(s.values[j].value) })
@@ -185,19 +193,33 @@ func (s *Set) Remove(slot string) {
 	s.reindex()
 }
 
-// reindex chooses the anchors: greedily, the byte that covers the most
-// values still uncovered per unit of commonness, until every value has one.
+// reindex chooses the anchors of every value, and of the values a
+// stream is searched for.
 func (s *Set) reindex() {
 	s.maxLen = 0
-	s.anchors = s.anchors[:0]
-	covered := make([]bool, len(s.values))
-	left := len(s.values)
 	for _, e := range s.values {
 		s.maxLen = max(s.maxLen, len(e.value))
 	}
+	s.anchors = chooseAnchors(s.anchors[:0], s.values, func(entry) bool { return true })
+	s.stream = chooseAnchors(s.stream[:0], s.values, func(e entry) bool { return !e.textOnly })
+}
+
+// chooseAnchors chooses anchors for the values in: greedily, the byte
+// that covers the most values still uncovered per unit of commonness,
+// until every value has one.
+func chooseAnchors(anchors []anchor, values []entry, in func(entry) bool) []anchor {
+	covered := make([]bool, len(values))
+	left := 0
+	for i, e := range values {
+		if in(e) {
+			left++
+		} else {
+			covered[i] = true
+		}
+	}
 	for left > 0 {
 		var count [256]int
-		for i, e := range s.values {
+		for i, e := range values {
 			if covered[i] {
 				continue
 			}
@@ -220,7 +242,7 @@ func (s *Set) reindex() {
 			}
 		}
 		a := anchor{b: byte(best)}
-		for i, e := range s.values {
+		for i, e := range values {
 			if covered[i] {
 				continue
 			}
@@ -230,8 +252,9 @@ func (s *Set) reindex() {
 				left--
 			}
 		}
-		s.anchors = append(s.anchors, a)
+		anchors = append(anchors, a)
 	}
+	return anchors
 }
 
 // Len is the number of values held.
@@ -267,7 +290,7 @@ func (s *Set) redacted(b []byte) ([]byte, bool) {
 	defer s.mu.RUnlock()
 	var out, first []byte
 	pieces := 0
-	s.scan(b, len(b), func(p []byte) {
+	s.scan(s.anchors, b, len(b), func(p []byte) {
 		switch pieces++; pieces {
 		case 1:
 			first = p
@@ -309,7 +332,7 @@ func (s *Set) String(str string) string {
 // Each anchor byte is found with bytes.IndexByte; around every hit the
 // values assigned to that anchor are compared in place. Overlapping
 // matches resolve left to right, the longer first at the same start.
-func (s *Set) scan(b []byte, limit int, emit func([]byte)) int {
+func (s *Set) scan(anchors []anchor, b []byte, limit int, emit func([]byte)) int {
 	var ms []match
 	check := func(a *anchor, pos int) {
 		for _, h := range a.hits {
@@ -321,8 +344,8 @@ func (s *Set) scan(b []byte, limit int, emit func([]byte)) int {
 		}
 	}
 	{
-		for ai := range s.anchors {
-			a := &s.anchors[ai]
+		for ai := range anchors {
+			a := &anchors[ai]
 			for i := 0; i < len(b); {
 				k := bytes.IndexByte(b[i:], a.b)
 				if k < 0 {
@@ -365,7 +388,9 @@ type match struct {
 	entry      int
 }
 
-// Writer redacts everything written through it into w. It holds back at
+// Writer redacts everything written through it into w: a program's or a
+// server's output, searched for every form but the ones only chock makes
+// (the lower-cased value, which Set.String masks in chock's own texts). It holds back at
 // most the longest value's length less one byte between writes.
 type Writer struct {
 	set     *Set
@@ -409,7 +434,7 @@ func (rw *Writer) Write(p []byte) (int, error) {
 			rw.pending = append(rw.pending[:0], rw.joint...)
 			return len(p), rw.err
 		}
-		used := rw.set.scan(rw.joint, min(len(rw.pending), decidable), rw.emit)
+		used := rw.set.scan(rw.set.stream, rw.joint, min(len(rw.pending), decidable), rw.emit)
 		if used < len(rw.pending) {
 			// p was shorter than hold and is all in joint: keep the rest.
 			rw.pending = append(rw.pending[:0], rw.joint[used:]...)
@@ -423,7 +448,7 @@ func (rw *Writer) Write(p []byte) (int, error) {
 		rw.pending = append(rw.pending, rest...)
 		return len(p), rw.err
 	}
-	used := rw.set.scan(rest, limit, rw.emit)
+	used := rw.set.scan(rw.set.stream, rest, limit, rw.emit)
 	rw.pending = append(rw.pending, rest[used:]...)
 	if rw.err != nil {
 		return 0, rw.err
@@ -437,7 +462,7 @@ func (rw *Writer) Flush() error {
 		return rw.err
 	}
 	rw.set.mu.RLock()
-	rw.set.scan(rw.pending, len(rw.pending), rw.emit)
+	rw.set.scan(rw.set.stream, rw.pending, len(rw.pending), rw.emit)
 	rw.set.mu.RUnlock()
 	rw.pending = rw.pending[:0]
 	return rw.err

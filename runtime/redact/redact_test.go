@@ -284,3 +284,23 @@ func TestStringAndRedactedShare(t *testing.T) {
 		t.Errorf("String of a clean text: %v allocations", n)
 	}
 }
+
+// TestLowerCaseInTextsOnly: the lower-cased value is masked in the texts
+// chock writes (String), where chock lower-cases a host itself, and not
+// searched for in a stream (Writer): a program's output is not
+// lower-cased by chock.
+func TestLowerCaseInTextsOnly(t *testing.T) {
+	var s Set
+	s.Add("c", "K", "ghp_ABCdef0123456789XYZ")
+	lower := "net.fetch.ghp_abcdef0123456789xyz.example"
+	if got := s.String(lower); got != "net.fetch.[secret:K].example" {
+		t.Errorf("String: %q", got)
+	}
+	var out bytes.Buffer
+	w := NewWriter(&out, &s)
+	io.WriteString(w, "exact ghp_ABCdef0123456789XYZ, "+lower)
+	w.Close()
+	if got := out.String(); got != "exact [secret:K], "+lower {
+		t.Errorf("Writer: %q", got)
+	}
+}
