@@ -106,20 +106,7 @@ func TestStockOPA(t *testing.T) {
 				"--verification-key", pubPath, "--verification-key-id", DefaultKeyID, "--signing-alg", "RS256")
 			addr := srv.Addr
 			for i, c := range cases {
-				body, _ := json.Marshal(map[string]any{"input": c})
-				resp, err := http.Post("http://"+addr+"/v1/data/chock/decision", "application/json", bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var r struct {
-					Result any `json:"result"`
-				}
-				err = json.NewDecoder(resp.Body).Decode(&r)
-				resp.Body.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if g := normalize(t, r.Result); !reflect.DeepEqual(g, want[i]) {
+				if g := normalize(t, restDecision(t, addr, c)); !reflect.DeepEqual(g, want[i]) {
 					t.Fatalf("opa run, case %v:\n opa      %v\n embedded %v", c, g, want[i])
 				}
 			}
@@ -150,6 +137,25 @@ func embeddedAny(t *testing.T, out *Output, query string, input any) any {
 		t.Fatalf("%s: %v %v", query, rs, err)
 	}
 	return rs[0].Expressions[0].Value
+}
+
+// restDecision asks data.chock.decision of the opa run --server at addr
+// over its REST API, with input.
+func restDecision(t *testing.T, addr string, input any) any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"input": input})
+	resp, err := http.Post("http://"+addr+"/v1/data/chock/decision", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Result any `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Result
 }
 
 var _ = fmt.Sprint

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/chockhq/chock/internal/stockopa"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,20 +143,7 @@ func TestLinkedStockOPA(t *testing.T) {
 	}
 	addr := stockopa.Start(t, nil, srvArgs...).Addr
 	for i, c := range cases {
-		body, _ := json.Marshal(map[string]any{"input": c})
-		resp, err := http.Post("http://"+addr+"/v1/data/chock/decision", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r struct {
-			Result any `json:"result"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&r)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g, w := normalize(t, r.Result), normalize(t, want[i]); !reflect.DeepEqual(g, w) {
+		if g, w := normalize(t, restDecision(t, addr, c)), normalize(t, want[i]); !reflect.DeepEqual(g, w) {
 			t.Fatalf("opa run, case %v:\n linked   %v\n combined %v", c, g, w)
 		}
 	}

@@ -1,16 +1,11 @@
 package compile
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
-	"io"
+	"github.com/chockhq/chock/internal/bundletest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,20 +15,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 )
 
-func rsaKeys(t *testing.T) (priv, pub []byte) {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	priv = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
-	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub = pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	return priv, pub
-}
+// rsaKeys is a new RSA key pair in PEM (bundletest.RSAKeys).
+func rsaKeys(t *testing.T) (priv, pub []byte) { return bundletest.RSAKeys(t) }
 
 func orgBundle(t *testing.T, key *Key) []byte {
 	t.Helper()
@@ -52,44 +35,10 @@ func orgBundle(t *testing.T, key *Key) []byte {
 	return buf.Bytes()
 }
 
-// edit rewrites one file of a .tar.gz bundle.
+// edit rewrites one file of a .tar.gz bundle (bundletest.Edit).
 func edit(t *testing.T, tgz []byte, name string, f func([]byte) []byte) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(tgz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	var out bytes.Buffer
-	zw := gzip.NewWriter(&out)
-	tw := tar.NewWriter(zw)
-	found := false
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(tr)
-		if strings.TrimPrefix(h.Name, "/") == name {
-			edited := f(data)
-			if bytes.Equal(edited, data) {
-				t.Fatalf("the edit of %s changed nothing", name)
-			}
-			data, found = edited, true
-		}
-		h.Size = int64(len(data))
-		tw.WriteHeader(h)
-		tw.Write(data)
-	}
-	tw.Close()
-	zw.Close()
-	if !found {
-		t.Fatalf("no %s in the bundle", name)
-	}
-	return out.Bytes()
+	return bundletest.Edit(t, tgz, name, f)
 }
 
 func TestOrgBundleRoundTrip(t *testing.T) {

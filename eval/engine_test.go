@@ -12,7 +12,8 @@ import (
 	"github.com/chockhq/chock/compile/config"
 )
 
-func build(t testing.TB, project string, orgs ...string) (*Engine, *config.Config) {
+// input loads a project chock.zon and its org sources.
+func input(t testing.TB, project string, orgs ...string) compile.Input {
 	t.Helper()
 	c, ds := config.Load("chock.zon", []byte(project))
 	if ds.HasErrors() {
@@ -26,6 +27,12 @@ func build(t testing.TB, project string, orgs ...string) (*Engine, *config.Confi
 		}
 		in.Orgs = append(in.Orgs, org)
 	}
+	return in
+}
+
+func build(t testing.TB, project string, orgs ...string) (*Engine, *config.Config) {
+	t.Helper()
+	in := input(t, project, orgs...)
 	out, err := compile.Compile(in)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +41,7 @@ func build(t testing.TB, project string, orgs ...string) (*Engine, *config.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, c
+	return e, in.Config
 }
 
 // The seeds' own examples (000, 001) and SPEC §5–6.

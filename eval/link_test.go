@@ -185,24 +185,27 @@ func TestOrgFromItsOwnBundle(t *testing.T) {
 		t.Fatal(ds)
 	}
 	forged := mustBundle(t, compile.Input{Orgs: []*config.Org{lax}})
-	squat := *acme
-	squat.Modules = append(append([]bundle.ModuleFile(nil), acme.Modules...), forged.Modules...)
-	squat.Data = map[string]any{}
-	mergeData(squat.Data, acme.Data)
-	mergeData(squat.Data, forged.Data)
-	roots := append(append([]string(nil), *acme.Manifest.Roots...), *forged.Manifest.Roots...)
-	squat.Manifest.Roots = &roots
-	if _, err := NewBundles(ctx, project, &squat); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), `"chock_orgs/strict-co"`) {
+	squat := joined(acme, forged)
+	if _, err := NewBundles(ctx, project, squat); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), `"chock_orgs/strict-co"`) {
 		t.Errorf("an org bundle standing in for another: %v", err)
 	}
-	own := *project
-	own.Modules = append(append([]bundle.ModuleFile(nil), project.Modules...), forged.Modules...)
-	own.Data = map[string]any{}
-	mergeData(own.Data, project.Data)
-	mergeData(own.Data, forged.Data)
-	pr := append(append([]string(nil), *project.Manifest.Roots...), *forged.Manifest.Roots...)
-	own.Manifest.Roots = &pr
-	if _, err := NewBundles(ctx, &own, acme); !errors.Is(err, ErrContract) {
+	own := joined(project, forged)
+	if _, err := NewBundles(ctx, own, acme); !errors.Is(err, ErrContract) {
 		t.Errorf("a project bundle carrying an org's layer: %v", err)
 	}
+}
+
+// joined is one bundle holding the modules, data and roots of parts, the
+// first one's manifest otherwise.
+func joined(parts ...*bundle.Bundle) *bundle.Bundle {
+	b := *parts[0]
+	b.Modules, b.Data = nil, map[string]any{}
+	var roots []string
+	for _, p := range parts {
+		b.Modules = append(b.Modules, p.Modules...)
+		mergeData(b.Data, p.Data)
+		roots = append(roots, *p.Manifest.Roots...)
+	}
+	b.Manifest.Roots = &roots
+	return &b
 }

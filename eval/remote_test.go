@@ -36,19 +36,7 @@ import (
 // compiled compiles a project under orgs.
 func compiled(t testing.TB, project string, orgs ...string) *compile.Output {
 	t.Helper()
-	c, ds := config.Load("chock.zon", []byte(project))
-	if ds.HasErrors() {
-		t.Fatal(ds)
-	}
-	in := compile.Input{Config: c}
-	for i, o := range orgs {
-		org, ds := config.LoadOrg(fmt.Sprintf("org%d.zon", i+1), []byte(o))
-		if ds.HasErrors() {
-			t.Fatal(ds)
-		}
-		in.Orgs = append(in.Orgs, org)
-	}
-	out, err := compile.Compile(in)
+	out, err := compile.Compile(input(t, project, orgs...))
 	if err != nil {
 		t.Fatal(err)
 	}

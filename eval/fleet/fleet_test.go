@@ -3,11 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +19,7 @@ import (
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/internal/bundletest"
 	"github.com/chockhq/chock/internal/opaservice"
 )
 
@@ -59,19 +56,8 @@ func bundleBytes(t *testing.T, out *compile.Output, key *compile.Key) []byte {
 	return b.Bytes()
 }
 
-func rsaKeys(t *testing.T) (priv, pub []byte) {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}),
-		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-}
+// rsaKeys is a new RSA key pair in PEM (bundletest.RSAKeys).
+func rsaKeys(t *testing.T) (priv, pub []byte) { return bundletest.RSAKeys(t) }
 
 func newService(t *testing.T) *opaservice.Service {
 	s := opaservice.New()
@@ -230,11 +216,8 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 // keeping its signature: the bundle plugin must refuse it.
 func tamper(t *testing.T, b []byte) []byte {
 	t.Helper()
-	return retar(t, b, func(name string, body []byte) []byte {
-		if name == "/data.json" {
-			return bytes.Replace(body, []byte(`"exec.path.rm"`), []byte(`"exec.path.rn"`), 1)
-		}
-		return body
+	return bundletest.Edit(t, b, "data.json", func(body []byte) []byte {
+		return bytes.Replace(body, []byte(`"exec.path.rm"`), []byte(`"exec.path.rn"`), 1)
 	})
 }
 
@@ -317,11 +300,8 @@ func TestHTTPSendRefused(t *testing.T) {
 			var hits atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 			defer srv.Close()
-			b := retar(t, bundleBytes(t, compiled(t, project), nil), func(n string, body []byte) []byte {
-				if strings.HasSuffix(n, "main.rego") {
-					return append(body, strings.ReplaceAll(extra, "URL", srv.URL+"/leak")...)
-				}
-				return body
+			b := bundletest.Edit(t, bundleBytes(t, compiled(t, project), nil), compile.MainModule, func(body []byte) []byte {
+				return append(body, strings.ReplaceAll(extra, "URL", srv.URL+"/leak")...)
 			})
 			s := newService(t)
 			s.Serve(b)
