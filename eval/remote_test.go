@@ -24,7 +24,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -245,7 +244,7 @@ func TestRemoteStopped(t *testing.T) {
 	if _, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := srv.Pause(); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -262,7 +261,7 @@ func TestRemoteStopped(t *testing.T) {
 		t.Fatalf("secrets while stopped: %v", err)
 	}
 	t.Logf("stopped, after %s: %v", took, err)
-	if err := srv.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := e.Decide(ctx, "exec.path.gh", config.Loop); err != nil || d.Decision != config.Allow {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -101,14 +100,14 @@ func TestOPAURL(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
 	}
 
-	if err := srv.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := srv.Pause(); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr = runBuffered(t, "eval", "--opa-url", srv.URL, "--opa-timeout", "300ms", "exec.path.true")
 	if code != 1 || !strings.Contains(stderr, "did not answer within 300ms") {
 		t.Errorf("eval with OPA stopped: exit %d, %s", code, stderr)
 	}
-	if err := srv.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -145,7 +144,9 @@ func TestRunRefusedWhenOPAStops(t *testing.T) {
 			logs2, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
 			for _, l := range append(logs, logs2...) {
 				if b, _ := os.ReadFile(l); bytes.Contains(b, []byte(`"exec.path.sleep"`)) {
-					srv.Cmd.Process.Signal(syscall.SIGSTOP)
+					if err := srv.Pause(); err != nil {
+						t.Error(err)
+					}
 					return
 				}
 			}
@@ -155,7 +156,7 @@ func TestRunRefusedWhenOPAStops(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"run", "--opa-url", srv.URL, "--opa-timeout", "300ms", "--exit-code", "--script", script}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
 	<-stopped
-	srv.Cmd.Process.Signal(syscall.SIGCONT)
+	srv.Resume()
 	if code == 0 || !strings.Contains(out.String(), "did not answer within 300ms") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}

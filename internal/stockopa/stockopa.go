@@ -5,9 +5,12 @@ package stockopa
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,4 +101,47 @@ func Start(tb testing.TB, client *http.Client, args ...string) *Server {
 	}
 	tb.Fatalf("opa run did not become ready: %s", s.Output.String())
 	return nil
+}
+
+// Pause stops the server with SIGSTOP and returns once every one of its
+// threads is stopped. The kernel stops a process's threads after kill
+// returns, not before: a request sent in between can still be answered,
+// so a test that needs a silent server waits for the stop.
+func (s *Server) Pause() error {
+	if err := s.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	tasks := fmt.Sprintf("/proc/%d/task", s.Cmd.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if stopped(tasks) {
+			return nil
+		}
+	}
+	return fmt.Errorf("opa (pid %d) was sent SIGSTOP and has threads still running after 10s", s.Cmd.Process.Pid)
+}
+
+// Resume continues a paused server.
+func (s *Server) Resume() error {
+	return s.Cmd.Process.Signal(syscall.SIGCONT)
+}
+
+// stopped reports whether every thread under tasks (/proc/PID/task) is
+// in the stopped state.
+func stopped(tasks string) bool {
+	ents, err := os.ReadDir(tasks)
+	if err != nil || len(ents) == 0 {
+		return false
+	}
+	for _, ent := range ents {
+		b, err := os.ReadFile(filepath.Join(tasks, ent.Name(), "stat"))
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
