@@ -164,7 +164,7 @@ func Compile(in Input) (*Output, error) {
 		}
 		segments, st = policySegments(own), LinkStride
 	}
-	main := mainModule(ls, segments, st, in.LinkOrgs) + secretsEntry
+	main := mainModule(ls, segments, st, in.LinkOrgs) + decisionsEntry + secretsEntry
 	out.Modules[SecretsModule] = secretsModule(in.Config)
 	out.Modules[MainModule] = main
 	for path, src := range out.Modules {

@@ -160,7 +160,7 @@ func TestInspectAnnotations(t *testing.T) {
 	dir := t.TempDir()
 	combined, _, orgs := linkedBundles(t, in, dir)
 	for path, wants := range map[string][]string{
-		combined: {`"entrypoint":true`, `"title":"The decision on an action"`, `"title":"The secrets offered to a call or a server"`,
+		combined: {`"entrypoint":true`, `"title":"The decision on an action"`, `"title":"The secrets offered to a call or a server"`, `"title":"The decisions on several actions"`,
 			`"custom":{"decision":"allow","pattern":"exec.path.gh","span":"chock.zon:2:`},
 		orgs[0]: {`"custom":{"decision":"ask","pattern":"mcp.*.host.*","span":"org1.zon:1:`},
 	} {

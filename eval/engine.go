@@ -53,6 +53,7 @@ type Engine struct {
 // network for every answer.
 type remote interface {
 	decide(ctx context.Context, action string, phase config.Phase) (*Decision, error)
+	decideMany(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error)
 	secrets(ctx context.Context, t Target) ([]Secret, error)
 	meta() Meta
 	revision() string
@@ -761,6 +762,25 @@ func (e *Engine) Decide(ctx context.Context, action string, phase config.Phase) 
 // with decisions no call made. A remote OPA logs what it is asked itself.
 func (e *Engine) DecideUnlogged(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
 	return e.decideLogged(ctx, action, phase, false)
+}
+
+// DecideManyUnlogged is DecideUnlogged for each of actions, in their
+// order: a remote OPA is asked about many in one request
+// (data.chock.decisions), where one request each would cost a round trip
+// each. Any failure fails the whole.
+func (e *Engine) DecideManyUnlogged(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
+	if e.remote != nil {
+		return e.remote.decideMany(ctx, actions, phase)
+	}
+	out := make([]*Decision, len(actions))
+	for i, a := range actions {
+		d, err := e.decideLogged(ctx, a, phase, false)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
 }
 
 func (e *Engine) decideLogged(ctx context.Context, action string, phase config.Phase, logged bool) (*Decision, error) {

@@ -148,8 +148,13 @@ func TestRemoteLinked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range remoteActions(200, 5) {
-		for _, ph := range []config.Phase{config.Start, config.Loop} {
+	acts := remoteActions(200, 5)
+	for _, ph := range []config.Phase{config.Start, config.Loop} {
+		batch, err := remote.DecideManyUnlogged(ctx, acts, ph)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range acts {
 			want, err := combined.Decide(ctx, a, ph)
 			if err != nil {
 				t.Fatal(err)
@@ -160,6 +165,9 @@ func TestRemoteLinked(t *testing.T) {
 			}
 			if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
 				t.Fatalf("%q at %s:\n remote %+v\n local  %+v", a, ph, g, w)
+			}
+			if g, w := stripped(batch[i]), stripped(want); !reflect.DeepEqual(g, w) {
+				t.Fatalf("%q at %s in a batch:\n remote %+v\n local  %+v", a, ph, g, w)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -111,6 +112,10 @@ type remoteOPA struct {
 	// metaRev is the revision the meta was read at; rev the revision of
 	// the last answer.
 	metaRev, rev string
+	// batchRefused says OPA's administrative policy refused
+	// data.chock.decisions once (while it let meta be read): it is not
+	// asked again, and a token it refuses is refused on every path.
+	batchRefused atomic.Bool
 }
 
 // NewRemote returns an engine that decides by asking a running OPA (opa
@@ -300,7 +305,11 @@ func (r *remoteOPA) ask(ctx context.Context, method, path string, body any, limi
 		return nil, r.unreached(parent, ctx, err), err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return nil, r.refused(resp), fmt.Errorf("%w: status %d", errRefusedPath, resp.StatusCode)
+	default:
 		return nil, r.refused(resp), fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var out opaResponse
@@ -322,6 +331,11 @@ func (r *remoteOPA) ask(ctx context.Context, method, path string, body any, limi
 	}
 	return nil, fmt.Sprintf("opa at %s answered what is not OPA's JSON: %s", r.shown, safetext.Line(err.Error())), err
 }
+
+// errRefusedPath is an answer of 401 or 403: OPA's authentication or
+// authorization policy refuses the request, which opa run --server
+// --authorization=basic answers with a 401 too.
+var errRefusedPath = errors.New("refused by opa's administrative policy")
 
 // errTooLarge is a limitedReader's error past its limit.
 var errTooLarge = errors.New("the answer is too large")
@@ -462,24 +476,124 @@ func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phas
 	if err != nil {
 		return nil, err
 	}
-	rev := resp.revision()
-	m := r.current()
-	if rev != m.rev {
-		// The policy changed: its meta (layers, secrets, servers,
-		// programs) is read again, once per revision seen.
-		if m, err = r.readMeta(ctx); err != nil {
-			return nil, fmt.Errorf("%s: the policy changed: %w", what, err)
-		}
+	m, err := r.metaAt(ctx, what, resp.revision())
+	if err != nil {
+		return nil, err
 	}
 	d, err := toDecision(v, action, phase, &m.meta)
 	if err != nil {
 		return nil, r.fail(what, fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
 	}
-	d.ID, d.Revision = resp.DecisionID, rev
+	d.ID, d.Revision = resp.DecisionID, m.rev
+	r.answeredAt(m.rev)
+	return d, nil
+}
+
+// metaAt is the meta of revision rev, which an answer came from: the one
+// read last, or when the policy has changed since, read again (once per
+// revision seen: layers, secrets, servers, programs).
+func (r *remoteOPA) metaAt(ctx context.Context, what, rev string) (*remoteMeta, error) {
+	m := r.current()
+	if rev == m.rev {
+		return m, nil
+	}
+	m, err := r.readMeta(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the policy changed: %w", what, err)
+	}
+	return m, nil
+}
+
+// answeredAt records the revision of the last answer.
+func (r *remoteOPA) answeredAt(rev string) {
 	r.mu.Lock()
 	r.rev = rev
 	r.mu.Unlock()
-	return d, nil
+}
+
+// decideMany asks data.chock.decisions for the actions, compile.BatchLimit
+// at a time, and checks each answer as decide does. A bundle without
+// data.chock.decisions (compiled by an older chock), or an OPA whose
+// administrative policy refuses that path (401 or 403), is asked one
+// action at a time.
+func (r *remoteOPA) decideMany(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
+	out := make([]*Decision, 0, len(actions))
+	for len(actions) > 0 {
+		n := min(len(actions), compile.BatchLimit)
+		ds, err := r.decideBatch(ctx, actions[:n], phase)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ds...)
+		actions = actions[n:]
+	}
+	return out, nil
+}
+
+// decideBatch is decideMany for at most compile.BatchLimit actions.
+func (r *remoteOPA) decideBatch(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
+	if r.batchRefused.Load() {
+		return r.decideEach(ctx, actions, phase)
+	}
+	what := fmt.Sprintf("deciding %d actions", len(actions))
+	if len(actions) == 1 {
+		what = fmt.Sprintf("deciding %q", actions[0])
+	}
+	resp, detail, err := r.ask(ctx, http.MethodPost, "chock/decisions", map[string]any{"actions": actions, "phase": phase.String()}, maxAnswer)
+	if err != nil {
+		if errors.Is(err, errRefusedPath) {
+			r.batchRefused.Store(true)
+			return r.decideEach(ctx, actions, phase)
+		}
+		return nil, r.fail(what, detail, err)
+	}
+	v, found, err := resp.result()
+	switch {
+	case err != nil:
+		return nil, r.fail(what, r.notJSON(err), err)
+	case !found:
+		return r.decideEach(ctx, actions, phase)
+	}
+	m, err := r.metaAt(ctx, what, resp.revision())
+	if err != nil {
+		return nil, err
+	}
+	byAction, ok := v.(map[string]any)
+	if !ok {
+		err := contractErr("data.chock.decisions is not an object")
+		return nil, r.fail(what, fmt.Sprintf("opa at %s: %s", r.shown, err), err)
+	}
+	out := make([]*Decision, len(actions))
+	for i, a := range actions {
+		v, ok := byAction[strings.ToValidUTF8(a, "\uFFFD")]
+		if !ok {
+			err = contractErr("asked about %q, data.chock.decisions leaves it out", a)
+		}
+		var d *Decision
+		if err == nil {
+			d, err = toDecision(v, a, phase, &m.meta)
+		}
+		if err != nil {
+			return nil, r.fail(fmt.Sprintf("deciding %q", a), fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
+		}
+		d.ID, d.Revision = resp.DecisionID, m.rev
+		out[i] = d
+	}
+	r.answeredAt(m.rev)
+	return out, nil
+}
+
+// decideEach asks about each action on its own.
+func (r *remoteOPA) decideEach(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
+	out := make([]*Decision, len(actions))
+	for i, a := range actions {
+		d, err := r.decide(ctx, a, phase)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
 }
 
 // query asks data.chock.DOC with input, and returns the answer and its

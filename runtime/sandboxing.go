@@ -68,15 +68,21 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 		dirs[d] = true
 	}
 	files := map[string]bool{}
+	var names, acts []string
 	for _, name := range s.programs.Names() {
 		act, err := action.Exec(name)
 		if err != nil || strings.Contains(name, "/") || s.holdsSecret(act) {
 			continue // a name that cannot form an action, or holds a secret's value, is never allowed
 		}
-		d, err := s.engine(ctx).DecideUnlogged(ctx, act, config.Loop)
-		if err != nil {
-			return nil, err
-		}
+		names, acts = append(names, name), append(acts, act)
+	}
+	// One query for them all: a remote OPA is a round trip away.
+	ds, err := s.engine(ctx).DecideManyUnlogged(ctx, acts, config.Loop)
+	if err != nil {
+		return nil, err
+	}
+	for i, name := range names {
+		d := ds[i]
 		for _, f := range s.programs.Means(name) {
 			prev, seen := r.by[f.ID]
 			if d.Decision == config.Allow {

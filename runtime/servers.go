@@ -255,16 +255,21 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 			conn.Close()
 			return st, s.dropServer(&st, "it declares a tool whose name holds a secret's value, so the whole server is kept out")
 		}
-		ts := ToolStatus{Name: t.Name, Description: s.redact.String(t.Description), Action: act, Rule: "default"}
-		// What its tools' decisions are, for the listing; a call of one is
-		// decided, and logged, when it is made.
-		if d, err := s.engine(ctx).DecideUnlogged(ctx, act, config.Loop); err == nil {
-			ts.Decision = d.Decision
+		st.Tools = append(st.Tools, ToolStatus{Name: t.Name, Description: s.redact.String(t.Description), Action: act, Rule: "default"})
+	}
+	// What its tools' decisions are, for the listing, in one query; a call
+	// of one is decided, and logged, when it is made.
+	acts := make([]string, len(st.Tools))
+	for i, ts := range st.Tools {
+		acts[i] = ts.Action
+	}
+	if ds, err := s.engine(ctx).DecideManyUnlogged(ctx, acts, config.Loop); err == nil {
+		for i, d := range ds {
+			st.Tools[i].Decision = d.Decision
 			if l := d.Decider(); l != nil {
-				ts.Rule = l.RuleText()
+				st.Tools[i].Rule = l.RuleText()
 			}
 		}
-		st.Tools = append(st.Tools, ts)
 	}
 	st.Started = true
 	s.mu.Lock()

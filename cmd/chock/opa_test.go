@@ -95,10 +95,19 @@ func TestOPAURL(t *testing.T) {
 	if code != 0 || got != want {
 		t.Fatalf("exit %d\n got %s\nwant %s\nstderr %s", code, got, want, stderr)
 	}
+	// A session's exec rights, a decision for each program on its PATH,
+	// take one request per compile.BatchLimit programs: a remote OPA is a
+	// round trip away.
 	script := filepath.Join(dir, "calls.jsonl")
-	if code, out, stderr := runBuffered(t, "run", "--opa-url", srv.URL, "--exit-code", "--script", script); code != 0 {
+	counted := srv.Counted(t)
+	if code, out, stderr := runBuffered(t, "run", "--opa-url", counted.URL, "--exit-code", "--script", script); code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
 	}
+	n := counted.Take()
+	if n["/v1/data/chock/decisions"] == 0 || n["/v1/data/chock/decisions"] > 10 || n["/v1/data/chock/decision"] > 5 {
+		t.Errorf("requests of one call's session: %v", n)
+	}
+	t.Logf("requests of one call's session: %v", n)
 
 	if err := srv.Pause(); err != nil {
 		t.Fatal(err)

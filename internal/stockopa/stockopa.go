@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,4 +147,43 @@ func stopped(tasks string) bool {
 		}
 	}
 	return true
+}
+
+// Counter is a reverse proxy on 127.0.0.1 in front of a server that
+// counts the requests to each path.
+type Counter struct {
+	// URL is the proxy's, to ask instead of the server's.
+	URL string
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+// Counted puts a Counter in front of the server, closed when the test
+// ends.
+func (s *Server) Counted(tb testing.TB) *Counter {
+	tb.Helper()
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := &Counter{n: map[string]int{}}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.n[r.URL.Path]++
+		c.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(srv.Close)
+	c.URL = srv.URL
+	return c
+}
+
+// Take returns the counts by path so far, and starts again from zero.
+func (c *Counter) Take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
 }

@@ -134,6 +134,21 @@ decision := {
 }
 
 # METADATA
+# title: The decisions on several actions
+# description: >-
+#   data.chock.decision for each of input.actions (an array of at most 500
+#   actions) at input.phase, keyed by action. Undefined for another input.
+# entrypoint: true
+decisions := {a: d |
+	some a in input.actions
+	d := decision with input as {"action": a, "phase": phase}
+} if {
+	is_array(input.actions)
+	count(input.actions) <= 500
+	phase := object.get(input, "phase", "loop")
+}
+
+# METADATA
 # title: The secrets offered to a call or a server
 # description: >-
 #   The secrets offered to the call of input.action, or to the MCP server
