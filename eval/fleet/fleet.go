@@ -100,6 +100,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 		o.Log = io.Discard
 	}
 	logger := newLineLogger(o.Log)
+	cfg := newConfig(o.Name, o.Config)
 	store := inmem.NewWithOpts(inmem.OptRoundTripOnWrite(false))
 	// Each instance has an id of its own, as opa run gives one: the
 	// decision log's labels.id tells the members of a fleet apart.
@@ -114,18 +115,18 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 		plugins.GracefulShutdownPeriod(int(max(o.Wait/time.Second, 1))),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Name, err)
+		return nil, cfg.errorAt(err)
 	}
 	if err := m.Init(ctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Name, err)
+		return nil, cfg.errorAt(err)
 	}
 	var boot map[string]any
 	if err := util.Unmarshal(o.Config, &boot); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Name, err)
+		return nil, cfg.errorAt(err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(boot)) {
 		if !slices.Contains(configKeys, k) {
-			fmt.Fprintf(o.Log, "chock: %s: OPA's configuration has no key %q (a typo?); it is ignored\n", o.Name, k)
+			fmt.Fprintf(o.Log, "chock: %s: OPA's configuration has no key %q (a typo?); it is ignored\n", cfg.at(k), k)
 		}
 	}
 	if !named(boot["bundles"]) && !named(boot["bundle"]) && !named(boot["discovery"]) {
@@ -133,7 +134,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	}
 	d, err := discovery.New(m, discovery.BootConfig(boot))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Name, err)
+		return nil, cfg.errorAt(err)
 	}
 	m.Register(discovery.Name, d)
 	runCtx, cancel := context.WithCancel(context.Background())

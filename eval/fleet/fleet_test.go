@@ -18,9 +18,11 @@ import (
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/bundletest"
 	"github.com/chockhq/chock/internal/opaservice"
+	"github.com/open-policy-agent/opa/v1/util"
 )
 
 const project = `.{
@@ -443,8 +445,34 @@ func TestConfigMistakes(t *testing.T) {
 	if !errors.Is(err, ErrNoPolicy) || !strings.Contains(err.Error(), "names no bundles") || time.Since(t0) > 5*time.Second {
 		t.Errorf("got %v after %s", err, time.Since(t0))
 	}
-	if !strings.Contains(log.String(), `has no key "bundels" (a typo?)`) {
+	if !strings.Contains(log.String(), `opa.yaml:4:1: OPA's configuration has no key "bundels" (a typo?)`) {
 		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestConfigErrorsHavePositions: a mistake in OPA's configuration is
+// named at its line and column, where OPA names the line of the block
+// around it (a syntax error) or none at all (a value of the wrong type).
+func TestConfigErrorsHavePositions(t *testing.T) {
+	const head = "services:\n  acme:\n    url: http://127.0.0.1:1\nbundles:\n  chock:\n    service: acme\n"
+	for name, c := range map[string]struct{ config, want string }{
+		// OPA says line 4, the bundles block.
+		"indentation": {head + "   resource: x\n", "opa.yaml:7:4: did not find expected key"},
+		"unclosed":    {head + "    resource: [x\n", "opa.yaml:7:5: did not find expected ',' or ']'"},
+		"tab":         {"services:\n\t acme: 1\n", "opa.yaml:2:1: found character that cannot start any token"},
+		// OPA names a Go struct field and no line.
+		"type":        {head + "    polling:\n      min_delay_seconds: abc\n", "opa.yaml:8:26: bundles.chock.polling.min_delay_seconds is a string, where OPA wants an integer"},
+		"object":      {"services:\n  acme:\n    url: http://127.0.0.1:1\n    credentials: 7\n", "opa.yaml:4:18: services.acme.credentials is a number, where OPA wants an object"},
+		"json":        {`{"services": {"a": {"url": "http://127.0.0.1:1"}}, "bundles": {"c": {"service": "a", "polling": {"min_delay_seconds": "x"}}}}`, "opa.yaml:1:119: bundles.c.polling.min_delay_seconds is a string"},
+		"no position": {head + "    service: other\n", "opa.yaml: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Start(context.Background(), Options{Config: []byte(c.config), Name: "opa.yaml", Wait: time.Second})
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("got %v\nwant %s…", err, c.want)
+			}
+			t.Log(err)
+		})
 	}
 }
 
@@ -466,4 +494,29 @@ func TestSameBundleAgainIsNoSwap(t *testing.T) {
 	if n := swaps.Load(); n != 0 || strings.Contains(log.String(), "swapped in") {
 		t.Errorf("%d swaps told of the same bundle; log %s", n, log.String())
 	}
+}
+
+// FuzzConfigErrorAt: whatever the configuration, placing OPA's error in
+// it never panics, and a position it gives is inside the file.
+func FuzzConfigErrorAt(f *testing.F) {
+	f.Add([]byte("services:\n  acme:\n    url: http://127.0.0.1:1\nbundles:\n  chock:\n    service: acme\n   resource: x\n"))
+	f.Add([]byte("bundles:\n  c:\n    polling:\n      min_delay_seconds: abc\n"))
+	f.Add([]byte(`{"services": {"a": {"credentials": 7}}}`))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := newConfig("opa.yaml", data)
+		var boot map[string]any
+		for _, err := range []error{util.Unmarshal(data, &boot), errors.New("json: cannot unmarshal string into Go struct field X.a.b of type int")} {
+			if err == nil {
+				continue
+			}
+			var d *diag.Diagnostic
+			if errors.As(c.errorAt(err), &d) && d.Span.Start.Line > bytes.Count(data, []byte("\n"))+1 {
+				t.Fatalf("line %d of a %d-line file", d.Span.Start.Line, bytes.Count(data, []byte("\n"))+1)
+			}
+		}
+		for k := range boot {
+			c.at(k)
+		}
+	})
 }
