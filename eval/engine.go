@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/action"
@@ -741,6 +742,18 @@ func (d *Decision) Decider() *Layer {
 	return &d.Layers[0]
 }
 
+// asJSON is s as it reads after a trip through encoding/json: each byte
+// that is not UTF-8 reads as U+FFFD.
+func asJSON(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b, _ := json.Marshal(s) // a string always encodes
+	var out string
+	json.Unmarshal(b, &out)
+	return out
+}
+
 // actionInput is data.chock.decision's input for an action at a phase.
 func actionInput(action string, phase config.Phase) ast.Value {
 	return ast.NewObject(
@@ -1152,7 +1165,7 @@ func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, e
 	// The answer comes back through JSON, where a byte that is not UTF-8
 	// reads as U+FFFD: the action asked reads so too.
 	switch {
-	case w.Action == nil || *w.Action != strings.ToValidUTF8(action, "\uFFFD"):
+	case w.Action == nil || *w.Action != asJSON(action):
 		return nil, contractErr("asked about %q, it answers about %s", action, quoted(w.Action))
 	case w.Phase == nil || *w.Phase != phase:
 		return nil, contractErr("asked at %s, it answers at %v", phase, w.Phase)

@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -112,10 +111,12 @@ type remoteOPA struct {
 	// metaRev is the revision the meta was read at; rev the revision of
 	// the last answer.
 	metaRev, rev string
-	// batchRefused says OPA's administrative policy refused
-	// data.chock.decisions once (while it let meta be read): it is not
-	// asked again, and a token it refuses is refused on every path.
-	batchRefused atomic.Bool
+	// metas are the metas of the last keptMetas revisions read, oldest
+	// first in metaOrder.
+	metas     map[string]Meta
+	metaOrder []string
+	// noBatch says when data.chock.decisions is not asked.
+	noBatch noBatch
 }
 
 // NewRemote returns an engine that decides by asking a running OPA (opa
@@ -144,8 +145,8 @@ func NewRemote(ctx context.Context, o RemoteOptions) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &remoteOPA{base: u, shown: u.String(), token: o.Token, budget: o.Budget, client: client}
-	if _, err := r.readMeta(ctx); err != nil {
+	r := &remoteOPA{base: u, shown: u.String(), token: o.Token, budget: o.Budget, client: client, metas: map[string]Meta{}}
+	if _, err := r.readMeta(ctx, ""); err != nil {
 		client.CloseIdleConnections()
 		return nil, err
 	}
@@ -425,19 +426,57 @@ type remoteMeta struct {
 	rev  string
 }
 
-// readMeta reads data.chock.meta from the server (assembleMeta), and
+// metaTries is how many times the meta is read before a remote engine
+// gives up on one consistent with itself and with the answer it is for.
+const metaTries = 4
+
+// errMixedRevisions means the parts of one meta read, or the meta and the
+// answer it is for, came from different revisions: several OPAs behind
+// one URL, mid-rollout.
+var errMixedRevisions = errors.New("answers from different revisions")
+
+// readMeta reads data.chock.meta from the server (readMetaOnce), again
+// while its parts, or the meta and want (the revision of the answer it is
+// for; "" for any), come from different revisions: behind a load balancer
+// each request can reach another replica.
+func (r *remoteOPA) readMeta(ctx context.Context, want string) (*remoteMeta, error) {
+	var got string
+	for range metaTries {
+		m, err := r.readMetaOnce(ctx)
+		switch {
+		case errors.Is(err, errMixedRevisions):
+			continue
+		case err != nil:
+			return nil, err
+		case want == "" || m.rev == want:
+			return m, nil
+		}
+		got = m.rev
+	}
+	detail := fmt.Sprintf("opa at %s answered from revision %s, and its meta came from %s, %d times (several OPAs at different revisions behind one URL?)", r.shown, ShortRevision(want), ShortRevision(got), metaTries)
+	if got == "" {
+		detail = fmt.Sprintf("opa at %s answered the meta's parts from different revisions, %d times (several OPAs at different revisions behind one URL?)", r.shown, metaTries)
+	}
+	return nil, r.fail("reading the policy's meta", detail, errMixedRevisions)
+}
+
+// readMetaOnce reads data.chock.meta from the server (assembleMeta), and
 // keeps it with the revision it was read at.
-func (r *remoteOPA) readMeta(ctx context.Context) (*remoteMeta, error) {
+func (r *remoteOPA) readMetaOnce(ctx context.Context) (*remoteMeta, error) {
 	var rev string
 	var detail string
 	var cause error
+	first := true
 	m, err := assembleMeta(func(path ...string) (any, bool, error) {
 		resp, d, err := r.ask(ctx, http.MethodGet, strings.Join(path, "/"), nil, maxMeta)
 		if err != nil {
 			detail, cause = d, err
 			return nil, false, err
 		}
-		rev = resp.revision()
+		if !first && resp.revision() != rev {
+			return nil, false, errMixedRevisions
+		}
+		rev, first = resp.revision(), false
 		v, found, err := resp.result()
 		if err != nil {
 			detail, cause = r.notJSON(err), err
@@ -445,6 +484,8 @@ func (r *remoteOPA) readMeta(ctx context.Context) (*remoteMeta, error) {
 		return v, found, err
 	})
 	switch {
+	case errors.Is(err, errMixedRevisions):
+		return nil, err
 	case err != nil && detail != "":
 		return nil, r.fail("reading the policy's meta", detail, cause)
 	case errors.Is(err, compile.ErrNotChockBundle):
@@ -455,8 +496,34 @@ func (r *remoteOPA) readMeta(ctx context.Context) (*remoteMeta, error) {
 	rm := &remoteMeta{meta: *m, rev: rev}
 	r.mu.Lock()
 	r.lastMeta, r.metaRev, r.rev = rm.meta, rev, rev
+	if _, seen := r.metas[rev]; !seen {
+		if len(r.metaOrder) == keptMetas {
+			delete(r.metas, r.metaOrder[0])
+			r.metaOrder = r.metaOrder[1:]
+		}
+		r.metas[rev] = rm.meta
+		r.metaOrder = append(r.metaOrder, rev)
+	}
 	r.mu.Unlock()
 	return rm, nil
+}
+
+// keptMetas is how many revisions' metas a remote engine keeps: behind a
+// load balancer whose replicas are at different revisions, answers flip
+// between them, and each flip would read the meta again.
+const keptMetas = 4
+
+// kept is the meta of revision rev if it was read before, made the
+// current one.
+func (r *remoteOPA) kept(rev string) (*remoteMeta, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m, ok := r.metas[rev]
+	if !ok {
+		return nil, false
+	}
+	r.lastMeta, r.metaRev = m, rev
+	return &remoteMeta{meta: m, rev: rev}, true
 }
 
 // current is the meta read last, with the revision it was read at.
@@ -476,7 +543,8 @@ func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phas
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.metaAt(ctx, what, resp.revision())
+	rev := resp.revision()
+	m, err := r.metaAt(ctx, what, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -484,20 +552,24 @@ func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phas
 	if err != nil {
 		return nil, r.fail(what, fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
 	}
-	d.ID, d.Revision = resp.DecisionID, m.rev
-	r.answeredAt(m.rev)
+	d.ID, d.Revision = resp.DecisionID, rev
+	r.answeredAt(rev)
 	return d, nil
 }
 
 // metaAt is the meta of revision rev, which an answer came from: the one
-// read last, or when the policy has changed since, read again (once per
-// revision seen: layers, secrets, servers, programs).
+// read last, one of the keptMetas read before, or else read again (layers,
+// secrets, servers, programs). It is rev's meta or an error, never
+// another revision's.
 func (r *remoteOPA) metaAt(ctx context.Context, what, rev string) (*remoteMeta, error) {
 	m := r.current()
 	if rev == m.rev {
 		return m, nil
 	}
-	m, err := r.readMeta(ctx)
+	if m, ok := r.kept(rev); ok {
+		return m, nil
+	}
+	m, err := r.readMeta(ctx, rev)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the policy changed: %w", what, err)
 	}
@@ -511,15 +583,41 @@ func (r *remoteOPA) answeredAt(rev string) {
 	r.mu.Unlock()
 }
 
-// decideMany asks data.chock.decisions for the actions, compile.BatchLimit
-// at a time, and checks each answer as decide does. A bundle without
-// data.chock.decisions (compiled by an older chock), or an OPA whose
-// administrative policy refuses that path (401 or 403), is asked one
-// action at a time.
+// batchLimit is the most actions one data.chock.decisions query asks
+// about: for 493 actions under the example's one-layer policy the answer
+// is 166 KB, and OPA takes about 20–25 ms.
+const batchLimit = 500
+
+// batchPause is how long a remote engine asks one action at a time after
+// OPA's administrative policy refused data.chock.decisions (a 401 or
+// 403), before it asks for a batch again: an OPA restarting can refuse
+// for a moment.
+const batchPause = time.Minute
+
+// noBatch says when a remote engine does not ask data.chock.decisions:
+// while OPA is at revision rev (whose bundle lacks it), or until until
+// (the path was refused).
+type noBatch struct {
+	rev   string
+	until time.Time
+}
+
+// batchOff says whether data.chock.decisions is not to be asked now.
+func (r *remoteOPA) batchOff() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return (r.noBatch.rev != "" && r.noBatch.rev == r.rev) || time.Now().Before(r.noBatch.until)
+}
+
+// decideMany asks data.chock.decisions for the actions, batchLimit at a
+// time, and checks each answer as decide does. A bundle without
+// data.chock.decisions (compiled by an older chock) is asked one action
+// at a time while it is loaded; so is an OPA whose administrative policy
+// refuses that path (401 or 403), for batchPause.
 func (r *remoteOPA) decideMany(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
 	out := make([]*Decision, 0, len(actions))
 	for len(actions) > 0 {
-		n := min(len(actions), compile.BatchLimit)
+		n := min(len(actions), batchLimit)
 		ds, err := r.decideBatch(ctx, actions[:n], phase)
 		if err != nil {
 			return nil, err
@@ -530,31 +628,46 @@ func (r *remoteOPA) decideMany(ctx context.Context, actions []string, phase conf
 	return out, nil
 }
 
-// decideBatch is decideMany for at most compile.BatchLimit actions.
+// decideBatch is decideMany for at most batchLimit actions. An answer
+// over maxAnswer is asked again in two halves.
 func (r *remoteOPA) decideBatch(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
-	if r.batchRefused.Load() {
+	if len(actions) == 1 || r.batchOff() {
 		return r.decideEach(ctx, actions, phase)
 	}
 	what := fmt.Sprintf("deciding %d actions", len(actions))
-	if len(actions) == 1 {
-		what = fmt.Sprintf("deciding %q", actions[0])
-	}
 	resp, detail, err := r.ask(ctx, http.MethodPost, "chock/decisions", map[string]any{"actions": actions, "phase": phase.String()}, maxAnswer)
-	if err != nil {
-		if errors.Is(err, errRefusedPath) {
-			r.batchRefused.Store(true)
-			return r.decideEach(ctx, actions, phase)
+	switch {
+	case errors.Is(err, errRefusedPath):
+		r.mu.Lock()
+		r.noBatch.until = time.Now().Add(batchPause)
+		r.mu.Unlock()
+		return r.decideEach(ctx, actions, phase)
+	case errors.Is(err, errTooLarge):
+		half := len(actions) / 2
+		first, err := r.decideBatch(ctx, actions[:half], phase)
+		if err != nil {
+			return nil, err
 		}
+		second, err := r.decideBatch(ctx, actions[half:], phase)
+		if err != nil {
+			return nil, err
+		}
+		return append(first, second...), nil
+	case err != nil:
 		return nil, r.fail(what, detail, err)
 	}
+	rev := resp.revision()
 	v, found, err := resp.result()
 	switch {
 	case err != nil:
 		return nil, r.fail(what, r.notJSON(err), err)
 	case !found:
+		r.mu.Lock()
+		r.noBatch.rev, r.rev = rev, rev
+		r.mu.Unlock()
 		return r.decideEach(ctx, actions, phase)
 	}
-	m, err := r.metaAt(ctx, what, resp.revision())
+	m, err := r.metaAt(ctx, what, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +678,7 @@ func (r *remoteOPA) decideBatch(ctx context.Context, actions []string, phase con
 	}
 	out := make([]*Decision, len(actions))
 	for i, a := range actions {
-		v, ok := byAction[strings.ToValidUTF8(a, "\uFFFD")]
+		v, ok := byAction[asJSON(a)]
 		if !ok {
 			err = contractErr("asked about %q, data.chock.decisions leaves it out", a)
 		}
@@ -576,10 +689,10 @@ func (r *remoteOPA) decideBatch(ctx context.Context, actions []string, phase con
 		if err != nil {
 			return nil, r.fail(fmt.Sprintf("deciding %q", a), fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
 		}
-		d.ID, d.Revision = resp.DecisionID, m.rev
+		d.ID, d.Revision = resp.DecisionID, rev
 		out[i] = d
 	}
-	r.answeredAt(m.rev)
+	r.answeredAt(rev)
 	return out, nil
 }
 

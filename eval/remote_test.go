@@ -18,12 +18,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -631,11 +634,11 @@ func TestRemoteForgedAnswers(t *testing.T) {
 }
 
 // TestRemoteBatch: DecideManyUnlogged through stock opa run --server
-// decides as the embedded engine, in one request per compile.BatchLimit
+// decides as the embedded engine, in one request per batchLimit
 // actions. A bundle without data.chock.decisions (an older chock's), and
 // an OPA whose authorization policy refuses that path, are asked one
-// action at a time with the same answers; the refusing OPA is not asked
-// for a batch again.
+// action at a time with the same answers: the older bundle is asked for a
+// batch once while it is loaded, the refusing OPA once in batchPause.
 func TestRemoteBatch(t *testing.T) {
 	ctx := context.Background()
 	out := compiled(t, seedProject, seedOrg)
@@ -643,7 +646,7 @@ func TestRemoteBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := remoteActions(2*compile.BatchLimit+100, 3)
+	acts := remoteActions(2*batchLimit+100, 3)
 	acts = append(acts, acts[0], acts[1]) // repeated actions are answered each time
 	want := map[config.Phase][]Decision{}
 	for _, ph := range []config.Phase{config.Start, config.Loop} {
@@ -708,7 +711,7 @@ func TestRemoteBatch(t *testing.T) {
 		}
 		p.Take()
 		agree(t, e)
-		if n := p.Take(); n["/v1/data/chock/decisions"] != 6 || n["/v1/data/chock/decision"] != 2*len(acts) {
+		if n := p.Take(); n["/v1/data/chock/decisions"] != 1 || n["/v1/data/chock/decision"] != 2*len(acts) {
 			t.Fatalf("requests: %v", n)
 		}
 	})
@@ -767,6 +770,7 @@ func TestRemoteForgedBatch(t *testing.T) {
 		"not an object": {`[]`, "is not an object"},
 		"forged allow":  {strings.Replace(string(good), `"decision":"deny","layers"`, `"decision":"allow","layers"`, 1), `deciding "exec.path.curl"`},
 		"other action":  {strings.Replace(string(good), `"action":"exec.path.gh"`, `"action":"exec.path.sh"`, 1), `asked about "exec.path.gh"`},
+		"other phase":   {strings.Replace(string(good), `"phase":"loop"`, `"phase":"start"`, 1), "asked at loop, it answers at start"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -791,5 +795,252 @@ func TestRemoteForgedBatch(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestRemoteReplicasAtTwoRevisions: behind a load balancer whose two
+// replicas hold different revisions, answers flip between them; each is
+// checked against its own revision's meta, read once per revision, not
+// once per flip.
+func TestRemoteReplicasAtTwoRevisions(t *testing.T) {
+	ctx := context.Background()
+	outs := []*compile.Output{compiled(t, seedProject), compiled(t, seedProject, seedOrg)}
+	var targets []*url.URL
+	locals := map[string]*Engine{}
+	for _, out := range outs {
+		u, err := url.Parse(startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out)).URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, u)
+		if locals[out.Revision], err = FromOutput(ctx, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	next, metaReads := 0, 0
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		to := targets[next%2]
+		next++
+		if strings.Contains(r.URL.Path, "/meta") {
+			metaReads++
+		}
+		mu.Unlock()
+		httputil.NewSingleHostReverseProxy(to).ServeHTTP(w, r)
+	}))
+	defer lb.Close()
+	e, err := NewRemote(ctx, RemoteOptions{URL: lb.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs := map[string]int{}
+	for _, a := range remoteActions(40, 7) {
+		got, err := e.Decide(ctx, a, config.Loop)
+		if err != nil {
+			t.Fatalf("%q: %v", a, err)
+		}
+		want, err := locals[got.Revision].Decide(ctx, a, config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("%q at %s:\n remote %+v\n local  %+v", a, got.Revision, g, w)
+		}
+		revs[got.Revision]++
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// One meta read at the start; one or two for the second revision (a
+	// read can reach the other replica, and is made again); none per flip.
+	if len(revs) != 2 || metaReads > 3 {
+		t.Fatalf("answers by revision %v, %d meta reads", revs, metaReads)
+	}
+	t.Logf("answers by revision %v, %d meta reads", revs, metaReads)
+}
+
+// fakeOPA is an OPA's data API written for a test: meta from local, and
+// each POST answered by answer (nil: as local decides).
+func fakeOPA(t *testing.T, local *Engine, rev string, answer func(path string, in map[string]any) (int, string)) (*httptest.Server, *sync.Map) {
+	t.Helper()
+	var asked sync.Map // path → *atomic.Int32
+	prov := `"provenance": {"bundles": {"b": {"revision": "` + rev + `"}}}`
+	metaJSON, _ := json.Marshal(local.Meta())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := asked.LoadOrStore(r.URL.Path, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		if r.Method == http.MethodGet {
+			w.Write([]byte(`{"result": ` + string(metaJSON) + `, ` + prov + `}`))
+			return
+		}
+		var body struct{ Input map[string]any }
+		json.NewDecoder(r.Body).Decode(&body)
+		if answer != nil {
+			if code, text := answer(r.URL.Path, body.Input); code != 0 {
+				w.WriteHeader(code)
+				w.Write([]byte(text))
+				return
+			}
+		}
+		ph := config.Loop
+		if body.Input["phase"] == "start" {
+			ph = config.Start
+		}
+		var result any
+		if r.URL.Path == "/v1/data/chock/decisions" {
+			all := map[string]any{}
+			for _, a := range body.Input["actions"].([]any) {
+				d, _ := local.Decide(r.Context(), a.(string), ph)
+				all[a.(string)] = d
+			}
+			result = all
+		} else {
+			result, _ = local.Decide(r.Context(), body.Input["action"].(string), ph)
+		}
+		b, _ := json.Marshal(result)
+		w.Write([]byte(`{"result": ` + string(b) + `, ` + prov + `}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &asked
+}
+
+func count(m *sync.Map, path string) int {
+	n, ok := m.Load(path)
+	if !ok {
+		return 0
+	}
+	return int(n.(*atomic.Int32).Load())
+}
+
+// TestRemoteBatchAfterARefusal: a 401 on data.chock.decisions (an OPA
+// restarting, a token its policy keeps from that path) has the actions
+// asked one at a time, with the same answers, for batchPause; then a batch
+// is asked for again. A token refused on every path is refused, named as
+// refused and never shown.
+func TestRemoteBatchAfterARefusal(t *testing.T) {
+	ctx := context.Background()
+	local, err := FromOutput(ctx, compiled(t, seedProject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "tok-3x4mple-secret"
+	var refuseAll atomic.Bool
+	refusals := 1
+	srv, asked := fakeOPA(t, local, "r1", func(path string, _ map[string]any) (int, string) {
+		if refuseAll.Load() || path == "/v1/data/chock/decisions" && refusals > 0 {
+			refusals--
+			return http.StatusUnauthorized, `{"code": "unauthorized", "message": "request rejected by administrative policy"}`
+		}
+		return 0, ""
+	})
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := []string{"exec.path.gh", "exec.path.curl", "exec.path.git"}
+	for range 2 {
+		ds, err := e.DecideManyUnlogged(ctx, acts, config.Loop)
+		if err != nil || len(ds) != 3 || ds[0].Decision != config.Allow || ds[1].Decision != config.Deny {
+			t.Fatalf("%+v %v", ds, err)
+		}
+	}
+	if b, one := count(asked, "/v1/data/chock/decisions"), count(asked, "/v1/data/chock/decision"); b != 1 || one != 6 {
+		t.Fatalf("%d batches, %d single requests; want 1 (refused) and 6", b, one)
+	}
+	r := e.remote.(*remoteOPA)
+	r.mu.Lock()
+	r.noBatch.until = time.Now().Add(-time.Second) // batchPause is over
+	r.mu.Unlock()
+	if _, err := e.DecideManyUnlogged(ctx, acts, config.Loop); err != nil || count(asked, "/v1/data/chock/decisions") != 2 || count(asked, "/v1/data/chock/decision") != 6 {
+		t.Fatalf("after the pause: %v, %d batches", err, count(asked, "/v1/data/chock/decisions"))
+	}
+	refuseAll.Store(true)
+	_, err = e.DecideManyUnlogged(ctx, acts, config.Loop)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "the token was refused") || strings.Contains(err.Error(), token) {
+		t.Fatalf("a refused token: %v", err)
+	}
+	if ds, err := e.DecideManyUnlogged(ctx, nil, config.Loop); err != nil || len(ds) != 0 {
+		t.Fatalf("no actions: %v %v", ds, err)
+	}
+}
+
+// TestRemoteNeverLabelsAnotherRevision: an answer from revision B checked
+// while every meta read comes from revision C (a policy swapped again
+// during the read, replicas at other revisions) is refused, never checked
+// against C's meta or labelled C.
+func TestRemoteNeverLabelsAnotherRevision(t *testing.T) {
+	ctx := context.Background()
+	local, err := FromOutput(ctx, compiled(t, seedProject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metaJSON, _ := json.Marshal(local.Meta())
+	var metaReads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rev := "rev-b"
+		if r.Method == http.MethodGet {
+			rev = "rev-c"
+			if metaReads.Add(1) == 1 {
+				rev = "rev-a"
+			}
+			w.Write([]byte(`{"result": ` + string(metaJSON) + `, "provenance": {"revision": "` + rev + `"}}`))
+			return
+		}
+		d, _ := local.Decide(r.Context(), "exec.path.gh", config.Loop)
+		b, _ := json.Marshal(d)
+		if r.URL.Path == "/v1/data/chock/decisions" {
+			b = []byte(`{"exec.path.gh": ` + string(b) + `, "exec.path.gh2": ` + strings.Replace(string(b), `"exec.path.gh"`, `"exec.path.gh2"`, 1) + `}`)
+		}
+		w.Write([]byte(`{"result": ` + string(b) + `, "provenance": {"revision": "` + rev + `"}}`))
+	}))
+	defer srv.Close()
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
+	if d != nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "answered from revision rev-b, and its meta came from rev-c") {
+		t.Fatalf("one: %+v %v", d, err)
+	}
+	ds, err := e.DecideManyUnlogged(ctx, []string{"exec.path.gh", "exec.path.gh2"}, config.Loop)
+	if ds != nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "rev-b") {
+		t.Fatalf("a batch: %+v %v", ds, err)
+	}
+	t.Log(err)
+}
+
+// TestRemoteBatchTooLarge: a batch whose answer is over maxAnswer is
+// asked again in halves, down to one action a request, with the same
+// answers.
+func TestRemoteBatchTooLarge(t *testing.T) {
+	ctx := context.Background()
+	local, err := FromOutput(ctx, compiled(t, seedProject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, asked := fakeOPA(t, local, "r1", func(path string, in map[string]any) (int, string) {
+		if acts, _ := in["actions"].([]any); len(acts) > 2 {
+			return 200, `{"result": "` + strings.Repeat("x", maxAnswer) + `"}`
+		}
+		return 0, ""
+	})
+	e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := []string{"exec.path.gh", "exec.path.curl", "exec.path.git", "exec.path.ls", "exec.path.sh"}
+	ds, err := e.DecideManyUnlogged(ctx, acts, config.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range acts {
+		want, _ := local.Decide(ctx, a, config.Start)
+		if g, w := stripped(ds[i]), stripped(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("%q:\n remote %+v\n local  %+v", a, g, w)
+		}
+	}
+	// 5 → 2 (answered) + 3 → 1 (asked alone) + 2 (answered).
+	if b, one := count(asked, "/v1/data/chock/decisions"), count(asked, "/v1/data/chock/decision"); b != 4 || one != 1 {
+		t.Fatalf("%d batches, %d single requests", b, one)
 	}
 }

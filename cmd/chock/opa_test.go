@@ -96,7 +96,7 @@ func TestOPAURL(t *testing.T) {
 		t.Fatalf("exit %d\n got %s\nwant %s\nstderr %s", code, got, want, stderr)
 	}
 	// A session's exec rights, a decision for each program on its PATH,
-	// take one request per compile.BatchLimit programs: a remote OPA is a
+	// take one request per 500 programs: a remote OPA is a
 	// round trip away.
 	script := filepath.Join(dir, "calls.jsonl")
 	counted := srv.Counted(t)

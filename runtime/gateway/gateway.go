@@ -31,6 +31,7 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime"
+	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sessionlog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -370,13 +371,25 @@ func (c *conn) refresh(ctx context.Context) {
 		if !st.Started {
 			continue
 		}
+		var ts []mcpconn.Tool
+		var acts []string
 		for _, t := range c.sess.ServerTools(st.Name) {
 			act, err := action.MCPTool(st.Name, t.Name)
 			if err != nil {
 				continue // the session already kept such a server out
 			}
+			ts, acts = append(ts, t), append(acts, act)
+		}
+		// One query for the server's tools (a remote OPA is a round trip
+		// away); a call of one is decided, and logged, when it is made.
+		ds, err := c.g.o.Engine.DecideManyUnlogged(ctx, acts, config.Loop)
+		for i, t := range ts {
+			act := acts[i]
 			name := st.Name + Separator + t.Name
-			d, err := c.g.o.Engine.Decide(ctx, act, config.Loop)
+			var d *eval.Decision
+			if err == nil {
+				d = ds[i]
+			}
 			if err != nil || d.Decision == config.Deny {
 				rule := "an error deciding it"
 				if err == nil {

@@ -136,15 +136,15 @@ decision := {
 # METADATA
 # title: The decisions on several actions
 # description: >-
-#   data.chock.decision for each of input.actions (an array of at most 500
-#   actions) at input.phase, keyed by action. Undefined for another input.
+#   data.chock.decision for each string in input.actions at input.phase,
+#   keyed by action. Undefined when input.actions is not an array.
 # entrypoint: true
 decisions := {a: d |
 	some a in input.actions
+	is_string(a)
 	d := decision with input as {"action": a, "phase": phase}
 } if {
 	is_array(input.actions)
-	count(input.actions) <= 500
 	phase := object.get(input, "phase", "loop")
 }
 
