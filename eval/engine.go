@@ -785,15 +785,7 @@ func (e *Engine) DecideManyUnlogged(ctx context.Context, actions []string, phase
 	if e.remote != nil {
 		return e.remote.decideMany(ctx, actions, phase)
 	}
-	out := make([]*Decision, len(actions))
-	for i, a := range actions {
-		d, err := e.decideLogged(ctx, a, phase, false)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = d
-	}
-	return out, nil
+	return each(actions, func(a string) (*Decision, error) { return e.decideLogged(ctx, a, phase, false) })
 }
 
 func (e *Engine) decideLogged(ctx context.Context, action string, phase config.Phase, logged bool) (*Decision, error) {

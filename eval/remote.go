@@ -111,8 +111,8 @@ type remoteOPA struct {
 	// metaRev is the revision the meta was read at; rev the revision of
 	// the last answer.
 	metaRev, rev string
-	// metas are the metas of the last keptMetas revisions read, oldest
-	// first in metaOrder.
+	// metas are the metas of the last keptMetas revisions read, in the
+	// order first read in metaOrder (the first read is the first dropped).
 	metas     map[string]Meta
 	metaOrder []string
 	// noBatch says when data.chock.decisions is not asked.
@@ -308,7 +308,7 @@ func (r *remoteOPA) ask(ctx context.Context, method, path string, body any, limi
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusOK:
-	case http.StatusUnauthorized, http.StatusForbidden:
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
 		return nil, r.refused(resp), fmt.Errorf("%w: status %d", errRefusedPath, resp.StatusCode)
 	default:
 		return nil, r.refused(resp), fmt.Errorf("status %d", resp.StatusCode)
@@ -333,10 +333,12 @@ func (r *remoteOPA) ask(ctx context.Context, method, path string, body any, limi
 	return nil, fmt.Sprintf("opa at %s answered what is not OPA's JSON: %s", r.shown, safetext.Line(err.Error())), err
 }
 
-// errRefusedPath is an answer of 401 or 403: OPA's authentication or
-// authorization policy refuses the request, which opa run --server
-// --authorization=basic answers with a 401 too.
-var errRefusedPath = errors.New("refused by opa's administrative policy")
+// errRefusedPath is an answer that refuses the path rather than failing
+// to answer: 401 or 403 (OPA's authentication or authorization policy,
+// which opa run --server --authorization=basic answers with a 401), or
+// 404, 405 or 501 (a proxy in front of OPA that lets through only the
+// paths it knows).
+var errRefusedPath = errors.New("the path is refused")
 
 // errTooLarge is a limitedReader's error past its limit.
 var errTooLarge = errors.New("the answer is too large")
@@ -548,12 +550,23 @@ func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phas
 	if err != nil {
 		return nil, err
 	}
+	d, err := r.accept(v, action, phase, m, resp)
+	if err != nil {
+		return nil, err
+	}
+	r.answeredAt(rev)
+	return d, nil
+}
+
+// accept checks one answer v about action against the contract
+// (toDecision) with m, the meta of the revision resp came from, and
+// stamps it with resp's decision ID and revision.
+func (r *remoteOPA) accept(v any, action string, phase config.Phase, m *remoteMeta, resp *opaResponse) (*Decision, error) {
 	d, err := toDecision(v, action, phase, &m.meta)
 	if err != nil {
-		return nil, r.fail(what, fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
+		return nil, r.fail(fmt.Sprintf("deciding %q", action), fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
 	}
-	d.ID, d.Revision = resp.DecisionID, rev
-	r.answeredAt(rev)
+	d.ID, d.Revision = resp.DecisionID, m.rev
 	return d, nil
 }
 
@@ -589,31 +602,31 @@ func (r *remoteOPA) answeredAt(rev string) {
 const batchLimit = 500
 
 // batchPause is how long a remote engine asks one action at a time after
-// OPA's administrative policy refused data.chock.decisions (a 401 or
-// 403), before it asks for a batch again: an OPA restarting can refuse
-// for a moment.
+// data.chock.decisions was refused (errRefusedPath), before it asks for a
+// batch again: an OPA restarting can refuse for a moment.
 const batchPause = time.Minute
 
 // noBatch says when a remote engine does not ask data.chock.decisions:
-// while OPA is at revision rev (whose bundle lacks it), or until until
-// (the path was refused).
+// while OPA is at revision rev (whose bundle lacks it: lacking says so),
+// or until until (the path was refused).
 type noBatch struct {
-	rev   string
-	until time.Time
+	lacking bool
+	rev     string
+	until   time.Time
 }
 
 // batchOff says whether data.chock.decisions is not to be asked now.
 func (r *remoteOPA) batchOff() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return (r.noBatch.rev != "" && r.noBatch.rev == r.rev) || time.Now().Before(r.noBatch.until)
+	return (r.noBatch.lacking && r.noBatch.rev == r.rev) || time.Now().Before(r.noBatch.until)
 }
 
 // decideMany asks data.chock.decisions for the actions, batchLimit at a
 // time, and checks each answer as decide does. A bundle without
 // data.chock.decisions (compiled by an older chock) is asked one action
-// at a time while it is loaded; so is an OPA whose administrative policy
-// refuses that path (401 or 403), for batchPause.
+// at a time while it is loaded; so is an OPA, or a proxy in front of it,
+// that refuses that path (errRefusedPath), for batchPause.
 func (r *remoteOPA) decideMany(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
 	out := make([]*Decision, 0, len(actions))
 	for len(actions) > 0 {
@@ -662,8 +675,9 @@ func (r *remoteOPA) decideBatch(ctx context.Context, actions []string, phase con
 	case err != nil:
 		return nil, r.fail(what, r.notJSON(err), err)
 	case !found:
+		// Each answer below records its revision (r.rev).
 		r.mu.Lock()
-		r.noBatch.rev, r.rev = rev, rev
+		r.noBatch.lacking, r.noBatch.rev = true, rev
 		r.mu.Unlock()
 		return r.decideEach(ctx, actions, phase)
 	}
@@ -680,33 +694,34 @@ func (r *remoteOPA) decideBatch(ctx context.Context, actions []string, phase con
 	for i, a := range actions {
 		v, ok := byAction[asJSON(a)]
 		if !ok {
-			err = contractErr("asked about %q, data.chock.decisions leaves it out", a)
+			err := contractErr("asked about %q, data.chock.decisions leaves it out", a)
+			return nil, r.fail(fmt.Sprintf("deciding %q", a), fmt.Sprintf("opa at %s: %s", r.shown, err), err)
 		}
-		var d *Decision
-		if err == nil {
-			d, err = toDecision(v, a, phase, &m.meta)
+		if out[i], err = r.accept(v, a, phase, m, resp); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, r.fail(fmt.Sprintf("deciding %q", a), fmt.Sprintf("opa at %s: %s", r.shown, safetext.Line(err.Error())), err)
-		}
-		d.ID, d.Revision = resp.DecisionID, rev
-		out[i] = d
 	}
 	r.answeredAt(rev)
 	return out, nil
 }
 
-// decideEach asks about each action on its own.
-func (r *remoteOPA) decideEach(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
+// each decides each of actions with decide, in order; the first failure
+// fails the whole.
+func each(actions []string, decide func(string) (*Decision, error)) ([]*Decision, error) {
 	out := make([]*Decision, len(actions))
 	for i, a := range actions {
-		d, err := r.decide(ctx, a, phase)
+		d, err := decide(a)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = d
 	}
 	return out, nil
+}
+
+// decideEach asks about each action on its own.
+func (r *remoteOPA) decideEach(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
+	return each(actions, func(a string) (*Decision, error) { return r.decide(ctx, a, phase) })
 }
 
 // query asks data.chock.DOC with input, and returns the answer and its

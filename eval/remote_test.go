@@ -925,10 +925,10 @@ func TestRemoteBatchAfterARefusal(t *testing.T) {
 	}
 	const token = "tok-3x4mple-secret"
 	var refuseAll atomic.Bool
-	refusals := 1
+	var refusals atomic.Int32
+	refusals.Store(1)
 	srv, asked := fakeOPA(t, local, "r1", func(path string, _ map[string]any) (int, string) {
-		if refuseAll.Load() || path == "/v1/data/chock/decisions" && refusals > 0 {
-			refusals--
+		if refuseAll.Load() || path == "/v1/data/chock/decisions" && refusals.Add(-1) >= 0 {
 			return http.StatusUnauthorized, `{"code": "unauthorized", "message": "request rejected by administrative policy"}`
 		}
 		return 0, ""
@@ -1042,5 +1042,35 @@ func TestRemoteBatchTooLarge(t *testing.T) {
 	// 5 → 2 (answered) + 3 → 1 (asked alone) + 2 (answered).
 	if b, one := count(asked, "/v1/data/chock/decisions"), count(asked, "/v1/data/chock/decision"); b != 4 || one != 1 {
 		t.Fatalf("%d batches, %d single requests", b, one)
+	}
+}
+
+// TestRemoteBatchBehindAProxy: a proxy in front of OPA that lets through
+// only the paths it knows (404 or 405 for data.chock.decisions) has the
+// actions asked one at a time, as before the batch existed.
+func TestRemoteBatchBehindAProxy(t *testing.T) {
+	ctx := context.Background()
+	local, err := FromOutput(ctx, compiled(t, seedProject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []int{http.StatusNotFound, http.StatusMethodNotAllowed} {
+		srv, asked := fakeOPA(t, local, "r1", func(path string, _ map[string]any) (int, string) {
+			if path == "/v1/data/chock/decisions" {
+				return code, "<html>no</html>"
+			}
+			return 0, ""
+		})
+		e, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := e.DecideManyUnlogged(ctx, []string{"exec.path.gh", "exec.path.curl"}, config.Loop)
+		if err != nil || len(ds) != 2 || ds[0].Decision != config.Allow || ds[1].Decision != config.Deny {
+			t.Fatalf("%d: %+v %v", code, ds, err)
+		}
+		if b, one := count(asked, "/v1/data/chock/decisions"), count(asked, "/v1/data/chock/decision"); b != 1 || one != 2 {
+			t.Fatalf("%d: %d batches, %d single requests", code, b, one)
+		}
 	}
 }

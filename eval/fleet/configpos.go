@@ -25,7 +25,10 @@ const (
 // opaConfig is OPA's configuration as a YAML node tree, for positions: OPA
 // reads it through sigs.k8s.io/yaml into JSON, and its errors either name
 // the line of the enclosing block rather than the mistake, or name a Go
-// struct field and no line at all.
+// struct field and no line at all. The tree is YAML 1.2's (yaml/v3), OPA's
+// reader YAML 1.1's: where they differ (a duplicate key, which v3 refuses;
+// yes and no, which 1.1 reads as booleans) a mistake is named without a
+// position, never at a wrong one.
 type opaConfig struct {
 	name string
 	data []byte
@@ -62,9 +65,9 @@ func (c *opaConfig) errorAt(err error) error {
 		return c.diagnostic(line, c.firstCol(line), problem+" (OPA's configuration is YAML or JSON)")
 	}
 	if m := structField.FindStringSubmatch(msg); m != nil && c.root != nil {
-		// The field path starts with Go type and field names (capitals):
-		// the rest are keys in the file.
-		keys := strings.Split(m[2], ".")
+		// The field path is "Struct.path" (encoding/json), and may go on
+		// with Go field names (capitals): the rest are keys in the file.
+		keys := strings.Split(m[2], ".")[1:]
 		for len(keys) > 0 && keys[0] != "" && unicode.IsUpper(rune(keys[0][0])) {
 			keys = keys[1:]
 		}
@@ -118,23 +121,25 @@ func (c *opaConfig) firstCol(line int) int {
 }
 
 // syntaxLine finds the line of a syntax error: the first line at which
-// the file, cut there, fails with the same problem as the whole. A YAML
-// parser names the line of the block it was parsing instead, which can be
-// far above the mistake. 0 when the search finds nothing.
+// the file, cut there, fails as the whole does (the same problem, named at
+// the same line). A YAML parser names the line of the block it was
+// parsing instead, which can be far above the mistake; a cut inside an
+// open JSON object fails with the same problem, but names another block.
+// 0 when the search finds nothing.
 func (c *opaConfig) syntaxLine() (int, string) {
 	var n yaml.Node
 	err := yaml.Unmarshal(c.data, &n)
 	if err == nil {
 		return 0, ""
 	}
-	_, problem := syntaxProblem(err)
+	line, problem := syntaxProblem(err)
 	ls := c.lines()
 	var prefix []byte
 	for i, l := range ls {
 		prefix = append(prefix, l...)
 		var p yaml.Node
 		if err := yaml.Unmarshal(prefix, &p); err != nil {
-			if _, got := syntaxProblem(err); got == problem {
+			if gotLine, got := syntaxProblem(err); got == problem && gotLine == line {
 				return i + 1, problem
 			}
 		}

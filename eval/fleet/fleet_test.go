@@ -465,6 +465,13 @@ func TestConfigErrorsHavePositions(t *testing.T) {
 		"object":      {"services:\n  acme:\n    url: http://127.0.0.1:1\n    credentials: 7\n", "opa.yaml:4:18: services.acme.credentials is a number, where OPA wants an object"},
 		"json":        {`{"services": {"a": {"url": "http://127.0.0.1:1"}}, "bundles": {"c": {"service": "a", "polling": {"min_delay_seconds": "x"}}}}`, "opa.yaml:1:119: bundles.c.polling.min_delay_seconds is a string"},
 		"no position": {head + "    service: other\n", "opa.yaml: "},
+		// OPA says line 7, the object around the mistake, and a cut inside
+		// any open object fails with the same problem.
+		"json syntax": {"{\n  \"services\": {\n    \"acme\": {\n      \"url\": \"http://127.0.0.1:1\"\n    }\n  },\n  \"bundles\": {\n    \"chock\": {\n      \"service\": \"acme\"\n      \"resource\": \"x\"\n    }\n  }\n}\n",
+			"opa.yaml:9:7: did not find expected ',' or '}'"},
+		// A private Go type starts the field path.
+		"private type": {"services:\n  acme:\n    url: http://127.0.0.1:1\n    credentials:\n      bearer:\n        token: 12345\n",
+			"opa.yaml:6:16: services.acme.credentials.bearer.token is a number, where OPA wants a string"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Start(context.Background(), Options{Config: []byte(c.config), Name: "opa.yaml", Wait: time.Second})

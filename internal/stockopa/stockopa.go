@@ -109,7 +109,8 @@ func Start(tb testing.TB, client *http.Client, args ...string) *Server {
 // Pause stops the server with SIGSTOP and returns once every one of its
 // threads is stopped. The kernel stops a process's threads after kill
 // returns, not before: a request sent in between can still be answered,
-// so a test that needs a silent server waits for the stop.
+// so a test that needs a silent server waits for the stop. It reads
+// /proc: Linux only, as chock's tests are.
 func (s *Server) Pause() error {
 	if err := s.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		return err
