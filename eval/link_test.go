@@ -163,12 +163,8 @@ func TestRemoteLinked(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%q: %v", a, err)
 			}
-			if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
-				t.Fatalf("%q at %s:\n remote %+v\n local  %+v", a, ph, g, w)
-			}
-			if g, w := stripped(batch[i]), stripped(want); !reflect.DeepEqual(g, w) {
-				t.Fatalf("%q at %s in a batch:\n remote %+v\n local  %+v", a, ph, g, w)
-			}
+			same(t, got, want, "%q at %s", a, ph)
+			same(t, batch[i], want, "%q at %s in a batch", a, ph)
 		}
 	}
 	missing := startOPA(t, nil, "--bundle", project, "--bundle", org1)

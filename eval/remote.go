@@ -106,13 +106,13 @@ type remoteOPA struct {
 	budget time.Duration
 	client *http.Client
 
-	mu       sync.Mutex
-	lastMeta Meta
-	// metaRev is the revision the meta was read at; rev the revision of
-	// the last answer.
+	mu sync.Mutex
+	// metaRev is the revision of the meta read or used last; rev the
+	// revision of the last answer.
 	metaRev, rev string
 	// metas are the metas of the last keptMetas revisions read, in the
-	// order first read in metaOrder (the first read is the first dropped).
+	// order first read in metaOrder (the first read is the first dropped);
+	// metas[metaRev] is always there.
 	metas     map[string]Meta
 	metaOrder []string
 	// noBatch says when data.chock.decisions is not asked.
@@ -497,15 +497,14 @@ func (r *remoteOPA) readMetaOnce(ctx context.Context) (*remoteMeta, error) {
 	}
 	rm := &remoteMeta{meta: *m, rev: rev}
 	r.mu.Lock()
-	r.lastMeta, r.metaRev, r.rev = rm.meta, rev, rev
 	if _, seen := r.metas[rev]; !seen {
 		if len(r.metaOrder) == keptMetas {
 			delete(r.metas, r.metaOrder[0])
 			r.metaOrder = r.metaOrder[1:]
 		}
-		r.metas[rev] = rm.meta
 		r.metaOrder = append(r.metaOrder, rev)
 	}
+	r.metas[rev], r.metaRev, r.rev = rm.meta, rev, rev
 	r.mu.Unlock()
 	return rm, nil
 }
@@ -524,7 +523,7 @@ func (r *remoteOPA) kept(rev string) (*remoteMeta, bool) {
 	if !ok {
 		return nil, false
 	}
-	r.lastMeta, r.metaRev = m, rev
+	r.metaRev = rev
 	return &remoteMeta{meta: m, rev: rev}, true
 }
 
@@ -532,7 +531,7 @@ func (r *remoteOPA) kept(rev string) (*remoteMeta, bool) {
 func (r *remoteOPA) current() *remoteMeta {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &remoteMeta{meta: r.lastMeta, rev: r.metaRev}
+	return &remoteMeta{meta: r.metas[r.metaRev], rev: r.metaRev}
 }
 
 // decide asks data.chock.decision and checks the answer against the
@@ -767,7 +766,7 @@ func (r *remoteOPA) secrets(ctx context.Context, t Target) ([]Secret, error) {
 func (r *remoteOPA) meta() Meta {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.lastMeta
+	return r.metas[r.metaRev]
 }
 
 // revision is the revision the last answer came from.

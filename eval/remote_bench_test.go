@@ -10,6 +10,7 @@ import (
 
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/internal/benchgen"
+	"github.com/chockhq/chock/internal/rounds"
 )
 
 // loadSessions and loadDecisions are issue #17's load: 8 concurrent
@@ -77,16 +78,6 @@ func load(b *testing.B, e *Engine, acts []string) (time.Duration, []time.Duratio
 	return wall, slices.Concat(lat...)
 }
 
-// p99 is the 99th percentile of ds, in milliseconds.
-func p99(ds []time.Duration) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return float64(s[(len(s)*99+99)/100-1]) / 1e6
-}
-
 // BenchmarkRemoteLoad is issue #17's load test: 8 concurrent sessions,
 // each with its own view of the engine, make 10,000 decisions in all
 // (1,250 each, distinct actions over a 10,000-rule policy: literal and
@@ -130,7 +121,7 @@ func BenchmarkRemoteLoad(b *testing.B) {
 		eWall, eLat = eWall+w, append(eLat, l...)
 	}
 	b.ReportMetric(float64(len(rLat))/rWall.Seconds(), "remote-decisions/s")
-	b.ReportMetric(p99(rLat), "remote-p99-ms")
+	b.ReportMetric(rounds.P99Millis(rLat), "remote-p99-ms")
 	b.ReportMetric(float64(len(eLat))/eWall.Seconds(), "embedded-decisions/s")
-	b.ReportMetric(p99(eLat), "embedded-p99-ms")
+	b.ReportMetric(rounds.P99Millis(eLat), "embedded-p99-ms")
 }

@@ -103,6 +103,25 @@ func stripped(d *Decision) Decision {
 	return c
 }
 
+// embedded is the engine of out in process.
+func embedded(t testing.TB, out *compile.Output) *Engine {
+	t.Helper()
+	e, err := FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// same fails the test when got and want differ but for ID and revision;
+// what (a format and its args) says which decision it is.
+func same(t testing.TB, got, want *Decision, what string, args ...any) {
+	t.Helper()
+	if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s:\n remote %+v\n local  %+v", fmt.Sprintf(what, args...), g, w)
+	}
+}
+
 // TestRemoteDecidesAsEmbedded: an engine asking stock opa run --server
 // decides exactly as the embedded engine on the same compilation, at both
 // phases, gives the same secrets and reads the same meta and revision.
@@ -140,9 +159,7 @@ func TestRemoteDecidesAsEmbedded(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%d %q at %s: %v", i, a, ph, err)
 			}
-			if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
-				t.Fatalf("%q at %s:\n remote %+v\n local  %+v", a, ph, g, w)
-			}
+			same(t, got, want, "%q at %s", a, ph)
 			if got.Revision != out.Revision || got.ID != "" {
 				t.Fatalf("%q: revision %q id %q", a, got.Revision, got.ID)
 			}
@@ -571,10 +588,7 @@ func TestRemoteSwap(t *testing.T) {
 // refused; so is one dripped out slower than the budget.
 func TestRemoteForgedAnswers(t *testing.T) {
 	ctx := context.Background()
-	local, err := FromOutput(ctx, compiled(t, seedProject))
-	if err != nil {
-		t.Fatal(err)
-	}
+	local := embedded(t, compiled(t, seedProject))
 	metaJSON, _ := json.Marshal(map[string]any{"result": local.Meta()})
 	forge := func(action string, phase config.Phase, from, to string) string {
 		d, err := local.Decide(ctx, action, phase)
@@ -750,10 +764,7 @@ allow if {
 // refused whole, as no policy could decide.
 func TestRemoteForgedBatch(t *testing.T) {
 	ctx := context.Background()
-	local, err := FromOutput(ctx, compiled(t, seedProject))
-	if err != nil {
-		t.Fatal(err)
-	}
+	local := embedded(t, compiled(t, seedProject))
 	metaJSON, _ := json.Marshal(map[string]any{"result": local.Meta()})
 	acts := []string{"exec.path.gh", "exec.path.curl"}
 	answer := map[string]any{}
@@ -844,9 +855,7 @@ func TestRemoteReplicasAtTwoRevisions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g, w := stripped(got), stripped(want); !reflect.DeepEqual(g, w) {
-			t.Fatalf("%q at %s:\n remote %+v\n local  %+v", a, got.Revision, g, w)
-		}
+		same(t, got, want, "%q at %s", a, got.Revision)
 		revs[got.Revision]++
 	}
 	mu.Lock()
@@ -919,10 +928,7 @@ func count(m *sync.Map, path string) int {
 // refused and never shown.
 func TestRemoteBatchAfterARefusal(t *testing.T) {
 	ctx := context.Background()
-	local, err := FromOutput(ctx, compiled(t, seedProject))
-	if err != nil {
-		t.Fatal(err)
-	}
+	local := embedded(t, compiled(t, seedProject))
 	const token = "tok-3x4mple-secret"
 	var refuseAll atomic.Bool
 	var refusals atomic.Int32
@@ -970,10 +976,7 @@ func TestRemoteBatchAfterARefusal(t *testing.T) {
 // against C's meta or labelled C.
 func TestRemoteNeverLabelsAnotherRevision(t *testing.T) {
 	ctx := context.Background()
-	local, err := FromOutput(ctx, compiled(t, seedProject))
-	if err != nil {
-		t.Fatal(err)
-	}
+	local := embedded(t, compiled(t, seedProject))
 	metaJSON, _ := json.Marshal(local.Meta())
 	var metaReads atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -1014,10 +1017,7 @@ func TestRemoteNeverLabelsAnotherRevision(t *testing.T) {
 // answers.
 func TestRemoteBatchTooLarge(t *testing.T) {
 	ctx := context.Background()
-	local, err := FromOutput(ctx, compiled(t, seedProject))
-	if err != nil {
-		t.Fatal(err)
-	}
+	local := embedded(t, compiled(t, seedProject))
 	srv, asked := fakeOPA(t, local, "r1", func(path string, in map[string]any) (int, string) {
 		if acts, _ := in["actions"].([]any); len(acts) > 2 {
 			return 200, `{"result": "` + strings.Repeat("x", maxAnswer) + `"}`
@@ -1035,9 +1035,7 @@ func TestRemoteBatchTooLarge(t *testing.T) {
 	}
 	for i, a := range acts {
 		want, _ := local.Decide(ctx, a, config.Start)
-		if g, w := stripped(ds[i]), stripped(want); !reflect.DeepEqual(g, w) {
-			t.Fatalf("%q:\n remote %+v\n local  %+v", a, g, w)
-		}
+		same(t, ds[i], want, "%q", a)
 	}
 	// 5 → 2 (answered) + 3 → 1 (asked alone) + 2 (answered).
 	if b, one := count(asked, "/v1/data/chock/decisions"), count(asked, "/v1/data/chock/decision"); b != 4 || one != 1 {
@@ -1050,10 +1048,7 @@ func TestRemoteBatchTooLarge(t *testing.T) {
 // actions asked one at a time, as before the batch existed.
 func TestRemoteBatchBehindAProxy(t *testing.T) {
 	ctx := context.Background()
-	local, err := FromOutput(ctx, compiled(t, seedProject))
-	if err != nil {
-		t.Fatal(err)
-	}
+	local := embedded(t, compiled(t, seedProject))
 	for _, code := range []int{http.StatusNotFound, http.StatusMethodNotAllowed} {
 		srv, asked := fakeOPA(t, local, "r1", func(path string, _ map[string]any) (int, string) {
 			if path == "/v1/data/chock/decisions" {

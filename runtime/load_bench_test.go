@@ -14,6 +14,7 @@ import (
 
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/eval/load"
+	"github.com/chockhq/chock/internal/rounds"
 	"github.com/chockhq/chock/internal/stockopa"
 )
 
@@ -85,12 +86,6 @@ func runLoad(b *testing.B, e *eval.Engine, round int) (time.Duration, []time.Dur
 	return wall, slices.Concat(lat...)
 }
 
-func p99ms(ds []time.Duration) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return float64(s[len(s)*99/100]) / float64(time.Millisecond)
-}
-
 // BenchmarkSessionsRemote is the load test of --opa-url: 8 concurrent
 // sessions making 10,000 decisions in all (fetch calls, each refused by
 // its one decision, logged to the session log) against one stock
@@ -132,7 +127,7 @@ func BenchmarkSessionsRemote(b *testing.B) {
 		eWall, eLat = eWall+w, append(eLat, l...)
 	}
 	b.ReportMetric(float64(len(rLat))/rWall.Seconds(), "remote-calls/s")
-	b.ReportMetric(p99ms(rLat), "remote-p99-ms")
+	b.ReportMetric(rounds.P99Millis(rLat), "remote-p99-ms")
 	b.ReportMetric(float64(len(eLat))/eWall.Seconds(), "embedded-calls/s")
-	b.ReportMetric(p99ms(eLat), "embedded-p99-ms")
+	b.ReportMetric(rounds.P99Millis(eLat), "embedded-p99-ms")
 }

@@ -15,6 +15,17 @@ import (
 	"time"
 )
 
+// P99Millis is the 99th percentile of ds (nearest rank), in
+// milliseconds, or 0 for none.
+func P99Millis(ds []time.Duration) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[(len(s)*99+99)/100-1]) / float64(time.Millisecond)
+}
+
 // Median is the median of xs (the upper one of an even count), or 0.
 func Median(xs []float64) float64 {
 	if len(xs) == 0 {
