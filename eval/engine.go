@@ -1303,10 +1303,7 @@ func secretsAnswer(v any) ([]Secret, error) {
 		return nil, contractErr("the secrets answer: %v", err)
 	}
 	for _, sec := range out {
-		valid := action.ValidEnvName
-		if sec.Bind == config.BindHeader {
-			valid = action.ValidHeaderName
-		}
+		valid := sec.Bind.Rule().ValidAs
 		switch {
 		case !action.ValidSecretName(sec.Name):
 			return nil, contractErr("the secrets answer offers %q, which cannot name a secret", sec.Name)

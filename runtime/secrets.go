@@ -109,22 +109,22 @@ func (s *Session) grants(ctx context.Context, g grantee) ([]grant, *RefusedError
 	return out, nil, nil
 }
 
-// takes says whether g can take a secret in its bind: skip says why it is
-// given nothing (and goes on without it), refuse why the grant fails.
+// takes says whether g can take a secret in its bind (config.Binds): skip
+// says why it is given nothing (and goes on without it), refuse why the
+// grant fails.
 func (g grantee) takes(sec eval.Secret) (skip, refuse string) {
+	h := config.HolderProgram
 	switch {
-	case !g.server && sec.Bind == config.BindHeader:
-		return "", fmt.Sprintf("it binds as a %s, which a program cannot take", sec.Bind)
-	case !g.server:
-		return "", ""
-	case sec.Bind == config.BindFile:
-		return "an MCP server is not given a file: it holds what it is given for the whole session, so the file would have to live that long", ""
-	case g.remote && sec.Bind != config.BindHeader:
-		return fmt.Sprintf("a remote server takes a credential as a header, and this entry binds as %s", sec.Bind), ""
-	case !g.remote && sec.Bind == config.BindHeader:
-		return "a local server takes its secrets in its environment, and this entry binds as a header", ""
+	case g.server && g.remote:
+		h = config.HolderRemote
+	case g.server:
+		h = config.HolderLocal
 	}
-	return "", ""
+	m := sec.Bind.Fits(h)
+	if m.Refuse {
+		return "", m.Why
+	}
+	return m.Why, ""
 }
 
 // header is the header a secret bound as one is sent as, and whether it

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"path"
 	"strings"
 
 	"golang.org/x/net/idna"
@@ -79,49 +78,25 @@ func URLHost(raw string) (string, error) {
 	return h, nil
 }
 
-// hostAction is prefix followed by the host of rawURL, last label first.
-func hostAction(prefix, rawURL string) (string, error) {
+// MCPHost builds mcp.<server>.host.<host> for a server's URL.
+func MCPHost(server, rawURL string) (string, error) { return urlAction(MCPHostNS, rawURL, server) }
+
+// Fetch builds net.fetch.<host> for a URL the fetch_url tool reaches.
+func Fetch(rawURL string) (string, error) { return urlAction(NetFetch, rawURL) }
+
+// urlAction builds an action of n whose last placeholder is rawURL's host.
+func urlAction(n *Namespace, rawURL string, values ...string) (string, error) {
 	h, err := URLHost(rawURL)
 	if err != nil {
 		return "", err
 	}
-	segs, err := HostSegments(h)
-	if err != nil {
-		return "", err
-	}
-	return prefix + segs, nil
-}
-
-// MCPHost builds mcp.<server>.host.<host> for a server's URL.
-func MCPHost(server, rawURL string) (string, error) {
-	return hostAction("mcp."+server+".host.", rawURL)
-}
-
-// Fetch builds net.fetch.<host> for a URL the fetch_url tool reaches.
-func Fetch(rawURL string) (string, error) {
-	return hostAction("net.fetch.", rawURL)
+	return n.Build(append(values, h)...)
 }
 
 // Exec builds exec.path.<program> from argv[0]: its base name, where a dot
 // separates segments ("python3.12" → exec.path.python3.12).
-func Exec(argv0 string) (string, error) {
-	base := path.Base(strings.ReplaceAll(argv0, "\\", "/"))
-	if base == "" || base == "." || base == "/" || base == ".." {
-		return "", fmt.Errorf("no program name in %q", argv0)
-	}
-	a := "exec.path." + base
-	if _, err := ParseAction(a); err != nil {
-		return "", fmt.Errorf("program name %q cannot form an action: %v", base, err)
-	}
-	return a, nil
-}
+func Exec(argv0 string) (string, error) { return ExecPath.Build(argv0) }
 
 // MCPTool builds mcp.<server>.tool.<name> for a tool a server declares; a
 // dot in the name separates segments, as it does in a program's name.
-func MCPTool(server, tool string) (string, error) {
-	a := "mcp." + server + ".tool." + tool
-	if _, err := ParseAction(a); err != nil {
-		return "", fmt.Errorf("tool name %q cannot form an action: %v", tool, err)
-	}
-	return a, nil
-}
+func MCPTool(server, tool string) (string, error) { return MCPToolNS.Build(server, tool) }

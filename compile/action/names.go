@@ -65,48 +65,6 @@ func all(s string, ok func(byte) bool) bool {
 	return true
 }
 
-// Namespaces lists the namespaces of SPEC §5, for a hint.
-const Namespaces = "exec.path.<program>, mcp.<server>.host.<host>, mcp.<server>.tool.<name>, mcp.<server>.network, secret.use.<NAME>, net.fetch.<host>, nix.build, model.select, plugin.*"
-
-// KnownNamespace reports whether pattern p can match an action of a
-// namespace chock knows (Namespaces).
-func KnownNamespace(p Pattern) bool {
-	s := p.Segments()
-	seg := func(i string, j int) bool { return j < len(s) && (s[j] == i || s[j] == "*") }
-	if len(s) == 0 {
-		return false
-	}
-	switch s[0] {
-	case "exec":
-		return len(s) >= 2 && (seg("path", 1) && (len(s) >= 3 || p.Kind(1) == Trailing))
-	case "mcp":
-		if len(s) < 3 {
-			return len(s) == 2 && p.Kind(1) == Trailing
-		}
-		if p.Kind(2) == Trailing || s[2] == "*" {
-			return true
-		}
-		switch s[2] {
-		case "host", "tool":
-			return len(s) >= 4
-		case "network":
-			return len(s) == 3
-		}
-		return false
-	case "secret":
-		return len(s) >= 3 && seg("use", 1) || len(s) == 2 && p.Kind(1) == Trailing
-	case "net":
-		return len(s) >= 3 && seg("fetch", 1) || len(s) == 2 && p.Kind(1) == Trailing
-	case "nix":
-		return len(s) == 2 && seg("build", 1)
-	case "model":
-		return len(s) == 2 && seg("select", 1)
-	case "plugin":
-		return len(s) >= 2
-	}
-	return false
-}
-
 // MaxOrgNameLen is the longest org name that can root a bundle of its own.
 const MaxOrgNameLen = 63
 

@@ -184,14 +184,6 @@ func (r *Report) Widened() bool {
 	return false
 }
 
-// programs is exec.path.*: in the walk, so that program regions are told
-// apart from the rest of exec.* and their secret offers are compared.
-var programs = func() *action.Trie[struct{}] {
-	t := &action.Trie[struct{}]{}
-	t.Insert(action.MustPattern("exec.path.*"), struct{}{})
-	return t
-}()
-
 // Diff compares the policy before a change with the policy after it.
 func Diff(before, after Side, o Options) (*Report, error) {
 	oe, ne := native.New(before.Config, before.Orgs), native.New(after.Config, after.Orgs)
@@ -201,7 +193,7 @@ func Diff(before, after Side, o Options) (*Report, error) {
 
 	shapes := append(oe.Shapes(), ne.Shapes()...)
 	ot, nt := secretTrie(os), secretTrie(ns)
-	shapes = append(shapes, ot.Shape(), nt.Shape(), programs.Shape())
+	shapes = append(shapes, ot.Shape(), nt.Shape(), action.ProgramShape())
 
 	limit := o.Max
 	if limit <= 0 {
@@ -232,7 +224,7 @@ func Diff(before, after Side, o Options) (*Report, error) {
 		if v != (verdict{}) {
 			decisions.Set(r, v)
 		}
-		if len(w) > 2 && w[0] == "exec" && w[1] == "path" {
+		if action.ExecPath.Has(w) {
 			if added, removed := offerDiff(offers(os, func(s *config.Secret) bool { return s.OfferedToCall(w) }),
 				offers(ns, func(s *config.Secret) bool { return s.OfferedToCall(w) })); len(added)+len(removed) > 0 {
 				key := offerKey(added, removed)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/zon"
@@ -37,10 +38,10 @@ const (
 	CodeSecretToNamespace    = "secret-to-namespace"
 	CodeSecretToPlugin       = "secret-to-plugin"
 	CodeSecretAs             = "secret-as-invalid"
-	CodeSecretFileToServer   = "secret-file-to-server"
-	CodeSecretHeaderToExec   = "secret-header-to-program"
-	CodeSecretEnvToURL       = "secret-env-to-url-server"
-	CodeSecretHeaderToCmd    = "secret-header-to-command-server"
+	CodeSecretFileToServer   = config.CodeSecretFileToServer
+	CodeSecretHeaderToExec   = config.CodeSecretHeaderToExec
+	CodeSecretEnvToURL       = config.CodeSecretEnvToURL
+	CodeSecretHeaderToCmd    = config.CodeSecretHeaderToCmd
 	CodeSecretOneTool        = "secret-to-one-tool"
 	CodeSecretNeverAllowed   = "secret-never-allowed"
 	CodeSecretUnknownServer  = "secret-unknown-server"
@@ -86,12 +87,12 @@ var Catalog = []Check{
 	{config.CodePartialGlob, diag.Error, "patterns", "A '*' that is only part of a segment; '*' must be a whole segment.", `"exec.path.py*"`},
 	{config.CodeBadChar, diag.Error, "patterns", "White space, a control character, an invisible format character (zero-width, bidi) or a byte that is not UTF-8 in a pattern or action.", `"exec.path.g h"`},
 	{config.CodeTooLong, diag.Error, "patterns", "A pattern or action of more than 32 dot-separated segments (action.MaxSegments), the most an action may have.", `"a.b.c. … .z.aa.ab.ac.ad.ae.af.ag"`},
-	{CodeUnknownNamespace, diag.Warning, "patterns", "A pattern outside the namespaces chock knows (exec.path, mcp.<server>.host/tool/network, secret.use, net.fetch, nix.build, model.select, plugin).", `"exce.path.gh"`},
+	{CodeUnknownNamespace, diag.Warning, "patterns", "A pattern outside the namespaces chock knows (" + action.NamespaceForms(nil) + ").", `"exce.path.gh"`},
 	{CodeRuleConflict, diag.Error, "rules", "The same pattern with different decisions in one layer; deny would win, which is rarely what was meant.", `.allow = .{"exec.path.gh"}, .deny = .{"exec.path.gh"}`},
 	{CodeRuleRepeated, diag.Warning, "rules", "The same pattern with the same decision twice in one layer.", `.allow = .{ "exec.path.gh", "exec.path.gh" }`},
 	{CodeRuleRedundant, diag.Warning, "rules", "A rule whose removal changes none of its layer's decisions (exact: checked region by region over every action it matches; a rule whose check would take more than 10,000 regions is left unchecked); the message names the rules or the default that decide those actions the same without it.", `.default = .deny, .deny = .{"exec.path.curl"}`},
 	{CodeRuleDeadByOrg, diag.Warning, "rules", "A project rule whose decision never holds: on every action it decides, an org ceiling gives less (exact: checked region by region, with the same bound); the message names the org rule or default, and its file:line.", `project allows exec.path.curl, org denies exec.*`},
-	{CodeAskAtStart, diag.Warning, "rules", "Ask on an action decided at session start (mcp.<server>.host.*, mcp.<server>.network, nix.build, model.select, a secret given to a server): nobody can be asked then, so it reads as refused.", `.ask = .{"mcp.notion.host.com.notion.*"}`},
+	{CodeAskAtStart, diag.Warning, "rules", "Ask on an action decided at session start (" + action.NamespaceForms(action.AtStart) + ", a secret given to a server): nobody can be asked then, so it reads as refused.", `.ask = .{"mcp.notion.host.com.notion.*"}`},
 	{CodeAllowsShell, diag.Warning, "rules", "A rule allowing a shell or interpreter (sh, bash, env, xargs, sudo, python*, node, ...) or every program: it reaches every program, whatever exec.path rules deny.", `.allow = .{"exec.path.bash"}`},
 	{CodeSecretName, diag.Error, "secrets", "A secret name outside [A-Za-z0-9_]+; the name becomes part of secret.use.<name>.", `.name = "GITHUB.TOKEN"`},
 	{CodeSecretToNamespace, diag.Error, "secrets", "A secret's .to outside exec.* and mcp.*: nothing else is given secrets.", `.to = "net.fetch.com.github"`},

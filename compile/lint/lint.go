@@ -185,7 +185,7 @@ func (l *linter) namespace(r *config.Rule) {
 	if !action.KnownNamespace(r.Pattern) {
 		l.add(r.Span, CodeUnknownNamespace,
 			fmt.Sprintf("%q is in no namespace chock knows; the rule matches nothing", r.Pattern),
-			"known: "+action.Namespaces)
+			"known: "+action.NamespaceForms(nil))
 	}
 }
 
@@ -223,14 +223,6 @@ func (l *linter) shell(r *config.Rule) {
 	}
 }
 
-// startActions are the pattern families decided at session start.
-var startActions = []action.Pattern{
-	action.MustPattern("mcp.*.host.*"),
-	action.MustPattern("mcp.*.network"),
-	action.MustPattern("nix.build"),
-	action.MustPattern("model.select"),
-}
-
 // serverSecret is a secret given to a server: its name and the action
 // that uses it.
 type serverSecret struct {
@@ -264,9 +256,9 @@ func (l *linter) askAtStart(c *config.Config) {
 				continue
 			}
 			what := ""
-			for _, sa := range startActions {
-				if action.Overlaps(r.Pattern, sa) {
-					what = sa.String()
+			for _, ns := range action.Namespaces {
+				if ns.Start && action.Overlaps(r.Pattern, ns.Pattern()) {
+					what = ns.Pattern().String()
 					break
 				}
 			}
@@ -350,10 +342,7 @@ func (l *linter) secrets(c *config.Config) {
 		segs := s.ToPattern.Value.Segments()
 		switch segs[0] {
 		case "exec":
-			if s.Bind.Value == config.BindHeader {
-				l.add(s.Bind.Span, CodeSecretHeaderToExec, fmt.Sprintf("secret %s binds as a header to %q, a program", name, s.To.Value),
-					`a program takes bind = "env" or "file"; only a remote server takes a header`)
-			}
+			l.misfit(s.Bind.Span, s, config.HolderProgram, s.To.Value)
 		case "mcp":
 			l.serverSecret(c, servers, s)
 		case "plugin":
@@ -364,14 +353,8 @@ func (l *linter) secrets(c *config.Config) {
 				fmt.Sprintf("secret %s is for %q; secrets reach only programs (exec.*) and MCP servers (mcp.*)", name, s.To.Value), "")
 			continue
 		}
-		if s.As.Value != "" {
-			valid, what := action.ValidEnvName, action.EnvNameRule
-			if s.Bind.Value == config.BindHeader {
-				valid, what = action.ValidHeaderName, action.HeaderNameRule
-			}
-			if !valid(s.As.Value) {
-				l.add(s.As.Span, CodeSecretAs, fmt.Sprintf("secret %s arrives as %q, which is not %s", name, s.As.Value, what), "")
-			}
+		if rule := s.Bind.Value.Rule(); s.As.Value != "" && !rule.ValidAs(s.As.Value) {
+			l.add(s.As.Span, CodeSecretAs, fmt.Sprintf("secret %s arrives as %q, which is not %s", name, s.As.Value, rule.AsRule), "")
 		}
 		if action.ValidSecretName(name) {
 			a, _ := action.ParseAction("secret.use." + name)
@@ -397,10 +380,9 @@ func (l *linter) serverSecret(c *config.Config, servers *serverIndex, s *config.
 		l.add(s.To.Span, CodeSecretUnknownServer,
 			fmt.Sprintf("secret %s is for server %q, which is not in .mcp_servers", name, unknown), "")
 	}
-	if s.Bind.Value == config.BindFile {
-		l.add(s.Bind.Span, CodeSecretFileToServer,
-			fmt.Sprintf("secret %s binds as a file to %q; a server is not given a file, so it gets nothing", name, s.To.Value),
-			`use bind = "env" for a command server or "header" for a url server`)
+	// A misfit for servers of both kinds is said once, of the .to.
+	if m := s.Bind.Value.Fits(config.HolderLocal); m.Code != "" && m == s.Bind.Value.Fits(config.HolderRemote) {
+		l.misfit(s.Bind.Span, s, config.HolderLocal, s.To.Value)
 		return
 	}
 	for _, srv := range reached {
@@ -408,16 +390,15 @@ func (l *linter) serverSecret(c *config.Config, servers *serverIndex, s *config.
 		if !s.Bind.Set {
 			span = s.To.Span
 		}
-		switch {
-		case s.Bind.Value == config.BindEnv && srv.URL.Set && !srv.Command.Set:
-			l.add(span, CodeSecretEnvToURL,
-				fmt.Sprintf("secret %s binds as env to %q, a remote server with no environment of ours", name, srv.Name.Value),
-				`use bind = "header"`)
-		case s.Bind.Value == config.BindHeader && srv.Command.Set && !srv.URL.Set:
-			l.add(span, CodeSecretHeaderToCmd,
-				fmt.Sprintf("secret %s binds as a header to %q, a local server that reads its environment", name, srv.Name.Value),
-				`use bind = "env"`)
-		}
+		l.misfit(span, s, srv.Holder(), srv.Name.Value)
+	}
+}
+
+// misfit reports secret s, for target, where holder h cannot take its bind
+// (config.Binds).
+func (l *linter) misfit(span diag.Span, s *config.Secret, h config.Holder, target string) {
+	if m := s.Bind.Value.Fits(h); m.Code != "" && m.Code != config.CodeUnknownBind {
+		l.add(span, m.Code, fmt.Sprintf(m.Lint, s.Name.Value, target), m.Hint)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 )
 
@@ -38,7 +39,23 @@ func ReferenceMarkdown() string {
 		}
 		fmt.Fprintf(&b, "\n```zig\n%s\n```\n", blk.Example)
 	}
+	namespaceMarkdown(&b)
 	return b.String()
+}
+
+// namespaceMarkdown renders action.Namespaces: every family of actions a
+// rule may name.
+func namespaceMarkdown(b *strings.Builder) {
+	b.WriteString("\n## Action namespaces\n\nEvery action a rule names is in one of these (`unknown-namespace` warns of a pattern in none). ")
+	b.WriteString("A placeholder inside a namespace is one segment; one at its end is one or more. An action decided at start is decided when the session starts, when nobody can be asked, so an ask reads as deny.\n\n")
+	b.WriteString("| namespace | decided | what |\n|---|---|---|\n")
+	for _, n := range action.Namespaces {
+		when := "at each call"
+		if n.Start {
+			when = "at start"
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", n.Form, when, cell(n.Doc))
+	}
 }
 
 // zonCell is a default: in a code span when it is a ZON value.

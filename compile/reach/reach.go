@@ -20,14 +20,6 @@ import (
 	"github.com/chockhq/chock/compile/region"
 )
 
-// programs is exec.path.*, walked with the rules so that the regions of
-// programs are told apart from the rest of exec.*.
-var programs = func() *action.Trie[struct{}] {
-	t := &action.Trie[struct{}]{}
-	t.Insert(action.MustPattern("exec.path.*"), struct{}{})
-	return t
-}()
-
 // reporter holds what every part of the report asks.
 type reporter struct {
 	ev     *native.Evaluator
@@ -67,7 +59,7 @@ func Report(cfg *config.Config, orgs []*config.Org) ([]string, error) {
 	for _, l := range ev.Layers {
 		n += len(l.Policy.Rules)
 	}
-	r := &reporter{ev: ev, shapes: append(ev.Shapes(), programs.Shape()), limit: region.Limit(n)}
+	r := &reporter{ev: ev, shapes: append(ev.Shapes(), action.ProgramShape()), limit: region.Limit(n)}
 
 	// Every grant: each region allowed or asked about in either phase.
 	grants, err := walk(r, nil, func(_ action.Action, g grant) grant { return g })
@@ -110,15 +102,21 @@ func phases(loop, start config.Decision) string {
 // broad says how a granted region reaches every program: it holds every
 // program but a few, or a program that runs other programs.
 func broad(reg region.Region) string {
-	s := reg.Segs
-	if len(s) < 2 || s[0].Other || s[0].Lit != "exec" || s[1].Other || s[1].Lit != "path" {
+	s, fixed := reg.Segs, action.ExecPath.Fixed()
+	k := len(fixed)
+	if len(s) < k {
 		return ""
 	}
+	for i, f := range fixed {
+		if s[i].Other || s[i].Lit != f {
+			return ""
+		}
+	}
 	switch {
-	case len(s) == 2 && reg.More, len(s) >= 3 && s[2].Other:
+	case len(s) == k && reg.More, len(s) > k && s[k].Other:
 		return "reaches every program, shells and interpreters among them"
-	case len(s) >= 3 && lint.RunsOthers(s[2].Lit):
-		return fmt.Sprintf("reaches %s, which runs other programs, so every program", s[2].Lit)
+	case len(s) > k && lint.RunsOthers(s[k].Lit):
+		return fmt.Sprintf("reaches %s, which runs other programs, so every program", s[k].Lit)
 	}
 	return ""
 }
@@ -137,7 +135,7 @@ func (r *reporter) secret(cfg *config.Config, s *config.Secret) error {
 		given := r.ev.Decide(use, config.Loop).Decision
 		offered, granted := false, false
 		calls, err := walk(r, []action.Pattern{s.ToPattern.Value}, func(w action.Action, g grant) config.Decision {
-			if len(w) < 3 || w[0] != "exec" || w[1] != "path" || !s.OfferedToCall(w) {
+			if !action.ExecPath.Has(w) || !s.OfferedToCall(w) {
 				return config.Deny
 			}
 			offered = true
@@ -236,7 +234,7 @@ func (r *reporter) program(p *config.Program) {
 	}
 	for _, c := range p.Calls.Value {
 		a, err := action.ParseAction(c.Value)
-		if err != nil || len(a) != 3 || a[0] != "exec" || a[1] != "path" {
+		if err != nil || !action.ExecPath.Has(a) || len(a) != len(action.ExecPath.Fixed())+1 {
 			continue // lint's program-call
 		}
 		res := r.ev.Decide(a, config.Loop)
@@ -311,7 +309,7 @@ func Check(pinned []string, cfg *config.Config, orgs []*config.Org) (added, remo
 	for _, l := range ev.Layers {
 		n += len(l.Policy.Rules)
 	}
-	r := &reporter{ev: ev, shapes: append(ev.Shapes(), programs.Shape(), pin.Shape()), limit: region.Limit(n)}
+	r := &reporter{ev: ev, shapes: append(ev.Shapes(), action.ProgramShape(), pin.Shape()), limit: region.Limit(n)}
 	type change struct{ was, is grant }
 	changes, err := walk(r, nil, func(w action.Action, g grant) change {
 		if was := pin.Get(w); was != g {

@@ -1,0 +1,198 @@
+package action
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Namespace is one family of actions chock decides. Namespaces, below, is
+// the one table of them: the name each action is built under, the pattern
+// that covers the family, the phase it is decided at, how reach and diff
+// group it and its line in the docs. Lint's unknown-namespace check, its
+// ask-at-start check, reach, diff, the constructors the run time calls and
+// docs/chock-zon.md all read it, so a namespace is added as one row.
+type Namespace struct {
+	// Form is the namespace as the docs write it: literal segments, and
+	// placeholders in angle brackets (exec.path.<program>). A placeholder
+	// inside the form stands for one segment; one at its end for one or
+	// more. Each placeholder's name says what fills it (see parts).
+	Form string
+	// Start says its actions are decided when a session starts, when
+	// nobody can be asked (so an ask reads as deny).
+	Start bool
+	// Programs says each action names a program a call runs: reach and
+	// diff tell the regions of every program apart and compare the
+	// secrets offered to each.
+	Programs bool
+	// Doc is what the namespace decides, one sentence for the docs.
+	Doc string
+
+	pattern Pattern
+	holes   []string // the placeholders' names, in order
+}
+
+// The namespaces. Each is a row of Namespaces too.
+var (
+	ExecPath   = &Namespace{Form: "exec.path.<program>", Programs: true, Doc: "A program a call runs, by the name it has on the session's PATH; a dot in the name separates segments (exec.path.python3.12)."}
+	MCPHostNS  = &Namespace{Form: "mcp.<server>.host.<host>", Start: true, Doc: "The host of a remote MCP server's URL, decided when the session starts."}
+	MCPToolNS  = &Namespace{Form: "mcp.<server>.tool.<tool>", Doc: "A tool an MCP server declares: offered when not denied, decided at each call."}
+	MCPNetwork = &Namespace{Form: "mcp.<server>.network", Start: true, Doc: "A local MCP server's reach to the network from inside its sandbox, decided when the session starts."}
+	SecretUse  = &Namespace{Form: "secret.use.<NAME>", Doc: "Giving secret NAME to the call or server its .to offers it to: at each call for a program, at start for a server."}
+	NetFetch   = &Namespace{Form: "net.fetch.<host>", Doc: "A URL chock's fetch_url tool reaches, by its host."}
+	NixBuild   = &Namespace{Form: "nix.build", Start: true, Doc: "A Nix build of the session's environment, decided when the session starts."}
+	ModelPick  = &Namespace{Form: "model.select", Start: true, Doc: "The agent's choice of model, decided when the session starts."}
+	Plugin     = &Namespace{Form: "plugin.<name>", Doc: "A plugin of the harness; a plugin is given no secrets."}
+)
+
+// Namespaces is every namespace chock knows, in the order the docs list
+// them.
+var Namespaces = prepared(ExecPath, MCPHostNS, MCPToolNS, MCPNetwork, SecretUse, NetFetch, NixBuild, ModelPick, Plugin)
+
+// parts are what may fill a placeholder: the noun an error names it by
+// and how a value is written as segments (nil: as it is).
+var parts = map[string]struct {
+	noun  string
+	write func(string) (string, error)
+}{
+	"program": {"program name", programName},
+	"host":    {"host", HostSegments},
+	"server":  {"server name", nil},
+	"tool":    {"tool name", nil},
+	"NAME":    {"secret name", nil},
+	"name":    {"name", nil},
+}
+
+// prepared parses each namespace's form into its pattern and placeholders.
+func prepared(ns ...*Namespace) []*Namespace {
+	for _, n := range ns {
+		segs := strings.Split(n.Form, ".")
+		for i, s := range segs {
+			if strings.HasPrefix(s, "<") && strings.HasSuffix(s, ">") {
+				hole := s[1 : len(s)-1]
+				if _, ok := parts[hole]; !ok {
+					panic("action: namespace " + n.Form + " has a placeholder no part fills: " + s)
+				}
+				n.holes = append(n.holes, hole)
+				segs[i] = "*"
+			}
+		}
+		n.pattern = MustPattern(strings.Join(segs, "."))
+	}
+	return ns
+}
+
+// Pattern is the pattern that matches every action of the namespace
+// (exec.path.*).
+func (n *Namespace) Pattern() Pattern { return n.pattern }
+
+// Prefix is the namespace's literal segments before its first
+// placeholder ("exec.path." for exec.path.<program>), or the whole name.
+func (n *Namespace) Prefix() string {
+	if i := strings.IndexByte(n.Form, '<'); i >= 0 {
+		return n.Form[:i]
+	}
+	return n.Form
+}
+
+// Fixed is the namespace's literal segments before its first placeholder
+// (exec, path for exec.path.<program>).
+func (n *Namespace) Fixed() []string {
+	return strings.Split(strings.TrimSuffix(n.Prefix(), "."), ".")
+}
+
+// Has says whether action a is of the namespace.
+func (n *Namespace) Has(a Action) bool { return n.pattern.Matches(a) }
+
+// Build writes the action of the namespace whose placeholders hold
+// values, in order: a program by its base name, a host last label first
+// (HostSegments), anything else as it is. The result must parse as an
+// action.
+func (n *Namespace) Build(values ...string) (string, error) {
+	if len(values) != len(n.holes) {
+		return "", fmt.Errorf("%s takes %d values, not %d", n.Form, len(n.holes), len(values))
+	}
+	out, seg := n.Form, ""
+	for i, hole := range n.holes {
+		seg = values[i]
+		if w := parts[hole].write; w != nil {
+			var err error
+			if seg, err = w(seg); err != nil {
+				return "", err
+			}
+		}
+		out = strings.Replace(out, "<"+hole+">", seg, 1)
+	}
+	if _, err := ParseAction(out); err != nil {
+		last := len(n.holes) - 1
+		if last < 0 {
+			return "", fmt.Errorf("%s cannot form an action: %v", out, err)
+		}
+		return "", fmt.Errorf("%s %q cannot form an action: %v", parts[n.holes[last]].noun, seg, err)
+	}
+	return out, nil
+}
+
+// programName is a program's name from argv[0]: its base name.
+func programName(argv0 string) (string, error) {
+	base := path.Base(strings.ReplaceAll(argv0, "\\", "/"))
+	if base == "" || base == "." || base == "/" || base == ".." {
+		return "", fmt.Errorf("no program name in %q", argv0)
+	}
+	return base, nil
+}
+
+// KnownNamespace reports whether pattern p can match an action of a
+// namespace chock knows.
+func KnownNamespace(p Pattern) bool {
+	if len(p.segs) == 0 || p.segs[0] == "*" {
+		return false
+	}
+	for _, n := range Namespaces {
+		if Overlaps(p, n.pattern) {
+			return true
+		}
+	}
+	return false
+}
+
+// NamespaceForms lists the forms of the namespaces keep keeps (nil: all),
+// for a hint or a docs line.
+func NamespaceForms(keep func(*Namespace) bool) string {
+	var forms []string
+	for _, n := range Namespaces {
+		if keep == nil || keep(n) {
+			forms = append(forms, n.Form)
+		}
+	}
+	return strings.Join(forms, ", ")
+}
+
+// AtStart keeps the namespaces decided when a session starts.
+func AtStart(n *Namespace) bool { return n.Start }
+
+// NamespaceOf returns the namespace of action a, or nil.
+func NamespaceOf(a Action) *Namespace {
+	for _, n := range Namespaces {
+		if n.Has(a) {
+			return n
+		}
+	}
+	return nil
+}
+
+// programShape is the shape of the namespaces whose actions are programs.
+var programShape = func() Shape {
+	t := &Trie[struct{}]{}
+	for _, n := range Namespaces {
+		if n.Programs {
+			t.Insert(n.pattern, struct{}{})
+		}
+	}
+	return t.Shape()
+}()
+
+// ProgramShape is the shape of every namespace whose actions are programs
+// (exec.path.*): walked with a policy's rules, so that the regions of
+// programs are told apart from the rest of their family.
+func ProgramShape() Shape { return programShape }
