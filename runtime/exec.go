@@ -15,10 +15,10 @@ import (
 
 // ExecRequest is a call of the exec tool.
 type ExecRequest struct {
-	Argv       []string `json:"argv"`
-	Dir        string   `json:"dir,omitempty"`
-	Stdin      string   `json:"stdin,omitempty"`
-	Background bool     `json:"background,omitempty"`
+	Argv       []string `json:"argv" jsonschema:"the program and its arguments"`
+	Dir        string   `json:"dir,omitempty" jsonschema:"the working directory (default: where chock runs)"`
+	Stdin      string   `json:"stdin,omitempty" jsonschema:"text given on standard input"`
+	Background bool     `json:"background,omitempty" jsonschema:"start it and answer at once with its pid; a background program is given no secrets"`
 }
 
 // pipeGrace is how long a call's output is still read after its program

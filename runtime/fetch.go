@@ -15,7 +15,7 @@ import (
 
 // FetchRequest is a call of the fetch_url tool.
 type FetchRequest struct {
-	URL string `json:"url"`
+	URL string `json:"url" jsonschema:"the https URL"`
 }
 
 // MaxBody bounds a fetched body.

@@ -21,10 +21,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// OwnTools are the names of Chock's own tools: a server declaring one, in
-// any case, is kept out of the session whole, so the model can never be
-// offered a server's tool under a name it trusts.
-var OwnTools = []string{"exec", "fetch_url", "read_file", "write_file", "list_files"}
 
 // lookalike says why a server declaring a tool of this name is kept out:
 // the name holds an invisible format or control character (a zero-width

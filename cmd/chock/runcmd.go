@@ -141,19 +141,18 @@ characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 				printServer(io.err, st)
 			}
 			failedCalls := false
-			for i, sc := range calls {
+			for i, call := range calls {
 				if ctx.Err() != nil {
 					fmt.Fprintf(io.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
 					break
 				}
-				call := sc.Call()
 				res, err := s.Run(ctx, call)
 				// Everything printed of a call passes the session's redaction:
 				// the agent's own argv and URL may hold a value it was shown.
 				var buf bytes.Buffer
 				pio := io
 				pio.out = &buf
-				printResult(pio, i+1, sc, call, res, err, asJSON, p.Sources)
+				printResult(pio, i+1, call, res, err, asJSON, p.Sources)
 				io.out.Write(s.Redactor().Bytes(buf.Bytes()))
 				if err != nil || !succeeded(res) {
 					failedCalls = true
@@ -212,11 +211,11 @@ func printServer(w io.Writer, st runtime.ServerStatus) {
 
 func short(rev string) string { return eval.ShortRevision(rev) }
 
-func printResult(io stdio, n int, sc driver.ToolCall, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
-	w := io.out
+func printResult(io stdio, n int, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
+	w, tool := io.out, runtime.ToolNamed(call.Tool)
 	var refused *runtime.RefusedError
 	if asJSON {
-		out := map[string]any{"call": n, "tool": sc.Tool, "action": call.Action}
+		out := map[string]any{"call": n, "tool": call.Tool, "action": call.Action}
 		switch {
 		case errors.As(err, &refused):
 			out["status"], out["reason"] = "refused", refused.Reason
@@ -231,12 +230,12 @@ func printResult(io stdio, n int, sc driver.ToolCall, call *runtime.Call, res *r
 		writeJSON(io, out, false)
 		return
 	}
-	what := sc.Summary()
+	what := tool.Summary(call)
 	act := call.Action
 	if act == "" {
 		act = "no action"
 	}
-	fmt.Fprintf(w, "[%d] %s %s  (%s)\n", n, sc.Tool, safetext.Line(what), safetext.Line(act))
+	fmt.Fprintf(w, "[%d] %s %s  (%s)\n", n, call.Tool, safetext.Line(what), safetext.Line(act))
 	switch {
 	case errors.As(err, &refused):
 		fmt.Fprintf(w, "    REFUSED: %s\n", safetext.Line(refused.Reason))
@@ -252,22 +251,12 @@ func printResult(io stdio, n int, sc driver.ToolCall, call *runtime.Call, res *r
 	case res.Background:
 		fmt.Fprintf(w, "    started in the background, pid %d (given no secrets)\n", res.PID)
 	default:
-		if sc.Tool == "mcp" {
-			if res.IsError {
-				fmt.Fprintln(w, "    the tool reported an error")
-			}
-			writeIndented(w, "content", res.Content)
-		} else if sc.Tool == "fetch_url" {
-			fmt.Fprintf(w, "    status %d\n", res.Status)
-			writeIndented(w, "body", res.Body)
-		} else {
-			fmt.Fprintf(w, "    exit %d", res.ExitCode)
-			if res.TimedOut {
-				fmt.Fprint(w, " (time limit reached)")
-			}
-			fmt.Fprintln(w)
-			writeIndented(w, "stdout", res.Stdout)
-			writeIndented(w, "stderr", res.Stderr)
+		status, blocks := tool.Shows(res)
+		if status != "" {
+			fmt.Fprintf(w, "    %s\n", status)
+		}
+		for _, b := range blocks {
+			writeIndented(w, b.Label, b.Text)
 		}
 		if res.Truncated {
 			fmt.Fprintln(w, "    (output truncated at 1 MiB)")

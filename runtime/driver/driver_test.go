@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chockhq/chock/runtime"
 )
 
 func TestParseScript(t *testing.T) {
@@ -16,14 +18,14 @@ func TestParseScript(t *testing.T) {
 	if err != nil || len(calls) != 3 {
 		t.Fatalf("%v %v", calls, err)
 	}
-	c := calls[0].Call()
-	if c.Exec == nil || c.Exec.Dir != "/tmp" || c.Timeout != 2*time.Second || calls[0].Summary() != "sh -c true" {
+	c := calls[0]
+	if c.Exec == nil || c.Exec.Dir != "/tmp" || c.Timeout != 2*time.Second || runtime.ToolNamed(c.Tool).Summary(c) != "sh -c true" {
 		t.Errorf("exec: %+v", c)
 	}
-	if c := calls[1].Call(); c.Fetch == nil || c.Fetch.URL != "https://example.com/" {
+	if c := calls[1]; c.Fetch == nil || c.Fetch.URL != "https://example.com/" {
 		t.Errorf("fetch: %+v", c)
 	}
-	if c := calls[2].Call(); c.MCP == nil || c.MCP.Server != "s" || c.MCP.Tool != "echo" || string(c.MCP.Arguments) != `{"message":"hi"}` {
+	if c := calls[2]; c.MCP == nil || c.MCP.Server != "s" || c.MCP.Tool != "echo" || string(c.MCP.Arguments) != `{"message":"hi"}` {
 		t.Errorf("mcp: %+v", c)
 	}
 }
@@ -38,6 +40,9 @@ func TestParseScriptErrors(t *testing.T) {
 		`{"tool":"mcp","server":"s","name":"t","arguments":1}`: "must be a JSON object",
 		`{"tool":"fetch_url"} {"tool":"fetch_url"}`:            "one JSON object a line",
 		`{"tool":"fetch_url"`:                                  "line 1:",
+		`{"argv":["x"]}`:                                       `line 1: unknown tool "" (exec, fetch_url or mcp)`,
+		`{"tool":"exec","argv":["x"],"timeout":true}`:          "a number of seconds",
+		`{"tool":"exec","argv":["x"],"timeout":0}`:             "a time limit is positive",
 	} {
 		if _, err := ParseScript([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", in, err, want)
@@ -57,10 +62,10 @@ func FuzzParseScript(f *testing.F) {
 			return
 		}
 		for _, c := range calls {
-			if c.Check() != nil {
-				t.Fatalf("a parsed call fails Check: %+v", c)
+			rc := c
+			if runtime.ToolNamed(c.Tool) == nil {
+				t.Fatalf("a parsed call of no tool: %+v", c)
 			}
-			rc := c.Call()
 			n := 0
 			for _, set := range []bool{rc.Exec != nil, rc.Fetch != nil, rc.MCP != nil} {
 				if set {

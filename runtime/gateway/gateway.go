@@ -422,15 +422,18 @@ func (c *conn) refresh(ctx context.Context) {
 	if len(gone) > 0 {
 		c.server.RemoveTools(gone...)
 	}
-	c.server.AddTool(execTool(), c.handleExec)
-	c.server.AddTool(fetchTool(), c.handleFetch)
+	for _, t := range runtime.Tools {
+		if t.Offered {
+			c.server.AddTool(ownTool(t), c.handleOwn(t))
+		}
+	}
 	for _, t := range tools {
 		u := offered[t.Name]
 		c.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return c.handleUpstream(ctx, req, u)
 		})
 	}
-	c.sess.Record("tools.offered", sessionlog.F("tools", append([]string{"exec", "fetch_url"}, names...)), sessionlog.F("hidden", hidden))
+	c.sess.Record("tools.offered", sessionlog.F("tools", append(runtime.OfferedNames(), names...)), sessionlog.F("hidden", hidden))
 }
 
 // ruleText names what decided d: the deciding layer, and its rule or
@@ -460,7 +463,7 @@ func (c *conn) upstreamOf(name string) (upstream, bool) {
 
 // offers says whether a tool of this name is on the list.
 func (c *conn) offers(name string) bool {
-	if name == "exec" || name == "fetch_url" {
+	if t := runtime.ToolNamed(name); t != nil && t.Offered {
 		return true
 	}
 	c.mu.Lock()

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime"
-	"github.com/chockhq/chock/runtime/driver"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,46 +27,15 @@ const (
 
 func ptr[T any](v T) *T { return &v }
 
-// execTool is chock's exec.
-func execTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "exec",
-		Title: "Run a program (under chock's policy)",
-		Description: "Runs a program, as exec.path.<program> under the project's chock policy: argv[0] names it (found on the session's PATH), " +
-			"and no shell is involved, so pass a shell's own argv (\"sh\", \"-c\", \"...\") to use one. The result is the exit status, " +
-			"stdout and stderr (each up to 1 MiB), with every secret value masked. A refused call answers with the rule that refused it.",
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"argv":       map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1, "description": "the program and its arguments"},
-				"dir":        map[string]any{"type": "string", "description": "the working directory (default: where chock runs)"},
-				"stdin":      map[string]any{"type": "string", "description": "text given on standard input"},
-				"timeout":    map[string]any{"type": "string", "description": "the time limit, such as 30s or 5m (default 60s)"},
-				"background": map[string]any{"type": "boolean", "description": "start it and answer at once with its pid; a background program is given no secrets"},
-			},
-			"required":             []string{"argv"},
-			"additionalProperties": false,
-		},
-		Annotations: &mcp.ToolAnnotations{Title: "Run a program", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+// ownTool is one of chock's own tools as a model is offered it: its input
+// schema inferred from its argument struct (runtime.Tools).
+func ownTool(t *runtime.Tool) *mcp.Tool {
+	title := strings.TrimSuffix(t.Title, " (under chock's policy)")
+	a := &mcp.ToolAnnotations{Title: title, ReadOnlyHint: t.ReadOnly, OpenWorldHint: ptr(true)}
+	if t.Destructive {
+		a.DestructiveHint = ptr(true)
 	}
-}
-
-// fetchTool is chock's fetch_url.
-func fetchTool() *mcp.Tool {
-	return &mcp.Tool{
-		Name:  "fetch_url",
-		Title: "Fetch a URL (under chock's policy)",
-		Description: "GETs an https URL, as net.fetch.<host> under the project's chock policy: no redirect is followed, no proxy is used, " +
-			"and this machine's and private addresses are never reached. The result is the status and up to 1 MiB of the body, with every " +
-			"secret value masked. A refused call answers with the rule that refused it.",
-		InputSchema: map[string]any{
-			"type":                 "object",
-			"properties":           map[string]any{"url": map[string]any{"type": "string", "description": "the https URL"}},
-			"required":             []string{"url"},
-			"additionalProperties": false,
-		},
-		Annotations: &mcp.ToolAnnotations{Title: "Fetch a URL", ReadOnlyHint: true, OpenWorldHint: ptr(true)},
-	}
+	return &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema, Annotations: a}
 }
 
 // reserved is a server's tool as it is offered under name: its title,
@@ -158,66 +125,15 @@ func cleanJSON(v any, clean func(string) string, depth int) (any, bool) {
 	return v, true
 }
 
-// execArgs are exec's arguments.
-type execArgs struct {
-	Argv       []string `json:"argv"`
-	Dir        string   `json:"dir"`
-	Stdin      string   `json:"stdin"`
-	Timeout    any      `json:"timeout"`
-	Background bool     `json:"background"`
-}
-
-// decodeArgs reads a tool's arguments strictly: one JSON object, no field
-// the tool does not take.
-func decodeArgs(raw json.RawMessage, into any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		raw = json.RawMessage("{}")
+// handleOwn is the handler of one of chock's own tools.
+func (c *conn) handleOwn(t *runtime.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		call, err := t.Call(req.Params.Arguments)
+		if err != nil {
+			return errorResult(t.Name + ": " + err.Error()), nil
+		}
+		return c.run(ctx, req, call), nil
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(into); err != nil {
-		return fmt.Errorf("the arguments: %w", err)
-	}
-	if d.More() {
-		return errors.New("the arguments are one JSON object")
-	}
-	return nil
-}
-
-// timeoutText takes a time limit as a duration ("30s") or a number of
-// seconds.
-func timeoutText(v any) (string, error) {
-	switch x := v.(type) {
-	case nil:
-		return "", nil
-	case string:
-		return x, nil
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64) + "s", nil
-	}
-	return "", errors.New("timeout is a duration such as 30s, or a number of seconds")
-}
-
-func (c *conn) handleExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a execArgs
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
-		return errorResult("exec: " + err.Error()), nil
-	}
-	to, err := timeoutText(a.Timeout)
-	if err != nil {
-		return errorResult("exec: " + err.Error()), nil
-	}
-	return c.run(ctx, req, driver.ToolCall{Tool: "exec", Argv: a.Argv, Dir: a.Dir, Stdin: a.Stdin, Timeout: to, Background: a.Background}), nil
-}
-
-func (c *conn) handleFetch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		URL string `json:"url"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
-		return errorResult("fetch_url: " + err.Error()), nil
-	}
-	return c.run(ctx, req, driver.ToolCall{Tool: "fetch_url", URL: a.URL}), nil
 }
 
 func (c *conn) handleUpstream(ctx context.Context, req *mcp.CallToolRequest, u upstream) (*mcp.CallToolResult, error) {
@@ -225,16 +141,12 @@ func (c *conn) handleUpstream(ctx context.Context, req *mcp.CallToolRequest, u u
 	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return errorResult("the arguments of " + req.Params.Name + " are one JSON object"), nil
 	}
-	return c.run(ctx, req, driver.ToolCall{Tool: "mcp", Server: u.server, Name: u.tool, Arguments: args}), nil
+	return c.run(ctx, req, &runtime.Call{Tool: runtime.MCPTool.Name, MCP: &runtime.MCPRequest{Server: u.server, Tool: u.tool, Arguments: args}}), nil
 }
 
 // run brokers one call as a script line is brokered, after putting the
 // questions it would ask to a client that can answer them.
-func (c *conn) run(ctx context.Context, req *mcp.CallToolRequest, tc driver.ToolCall) *mcp.CallToolResult {
-	if err := tc.Check(); err != nil {
-		return errorResult(tc.Tool + ": " + err.Error())
-	}
-	call := tc.Call()
+func (c *conn) run(ctx context.Context, req *mcp.CallToolRequest, call *runtime.Call) *mcp.CallToolResult {
 	ans, res := c.answers(ctx, req, call)
 	if res != nil {
 		return res // the client answers in a round of its own (2026-07-28)
