@@ -21,7 +21,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-
 // lookalike says why a server declaring a tool of this name is kept out:
 // the name holds an invisible format or control character (a zero-width
 // space, a bidi control, a variation selector), which can make one name
