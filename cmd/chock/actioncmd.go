@@ -11,7 +11,7 @@ import (
 // reverses host labels by hand. Its subcommands take flags like any
 // other (chock action exec --help is help); a program path that starts
 // with a dash comes after -- (chock action exec -- --help).
-func newActionCmd(io stdio) *cobra.Command {
+func newActionCmd(std stdio) *cobra.Command {
 	sub := func(use, short, long string, n int, build func(args []string) (string, error)) *cobra.Command {
 		return &cobra.Command{
 			Use:         use,
@@ -27,12 +27,12 @@ func newActionCmd(io stdio) *cobra.Command {
 				if _, err := action.ParseAction(a); err != nil {
 					return failedf(exitFailed, "%q is not a valid action: %w", a, err)
 				}
-				fmt.Fprintln(io.out, a)
+				fmt.Fprintln(std.out, a)
 				return nil
 			},
 		}
 	}
-	return newGroupCmd(io, "action COMMAND", "build an action name",
+	return newGroupCmd(std, "action COMMAND", "build an action name",
 		sub("mcp-host SERVER URL", "the action for reaching a remote server's host",
 			`mcp-host prints the action a session asks before it reaches the host
 of the remote MCP server SERVER at URL: mcp.SERVER.host. followed by the

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	goio "io"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,17 +34,17 @@ const (
 // or a formatted file, which must stay byte for byte, is written to raw
 // as it is.
 type stdio struct {
-	in  goio.Reader
-	out goio.Writer
-	err goio.Writer
-	raw goio.Writer // stdout as it is
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+	raw io.Writer // stdout as it is
 	// aborts run before chock exits at once on a second signal.
 	aborts *aborts
 }
 
 // writeJSON writes v as JSON, one value a line (indented when indent),
 // with every character a terminal acts on escaped as JSON escapes it.
-func writeJSON(io stdio, v any, indent bool) error {
+func writeJSON(std stdio, v any, indent bool) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -54,7 +54,7 @@ func writeJSON(io stdio, v any, indent bool) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := io.raw.Write(safetext.JSON(b.Bytes()))
+	_, err := std.raw.Write(safetext.JSON(b.Bytes()))
 	return err
 }
 
@@ -136,7 +136,7 @@ func errPrefix(c *cobra.Command) string {
 // report prints what err says on stderr and returns the exit code. An
 // error that is not an *exitError is cobra's own: a flag, an argument or
 // a command it could not take, a usage error.
-func report(io stdio, c *cobra.Command, err error) int {
+func report(std stdio, c *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -149,35 +149,35 @@ func report(io stdio, c *cobra.Command, err error) int {
 		if !ee.whole {
 			msg = errPrefix(c) + ": " + msg
 		}
-		fmt.Fprintln(io.err, msg)
+		fmt.Fprintln(std.err, msg)
 	}
 	if ee.usage {
-		writeUsage(io.err, c)
+		writeUsage(std.err, c)
 	}
 	return ee.code
 }
 
 // run runs one chock command line and returns the process exit code. A
 // panic is a bug in chock: it is reported in one line, never as a crash.
-func run(ctx context.Context, args []string, io stdio) int {
-	return runTree(ctx, newRootCmd, args, io)
+func run(ctx context.Context, args []string, std stdio) int {
+	return runTree(ctx, newRootCmd, args, std)
 }
 
 // runTree is run with the command tree that build makes.
-func runTree(ctx context.Context, build func(stdio) *cobra.Command, args []string, io stdio) (code int) {
-	out, errw := safetext.NewWriter(io.out), safetext.NewWriter(io.err)
-	io.raw, io.out, io.err = io.out, out, errw
+func runTree(ctx context.Context, build func(stdio) *cobra.Command, args []string, std stdio) (code int) {
+	out, errw := safetext.NewWriter(std.out), safetext.NewWriter(std.err)
+	std.raw, std.out, std.err = std.out, out, errw
 	defer func() {
 		out.Flush()
 		errw.Flush()
 	}()
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(io.err, "chock: internal error (a bug in chock; please report it): %v\n", r)
+			fmt.Fprintf(std.err, "chock: internal error (a bug in chock; please report it): %v\n", r)
 			code = exitInternal
 		}
 	}()
-	root := build(io)
+	root := build(std)
 	if args == nil {
 		args = []string{} // cobra reads os.Args for nil
 	}
@@ -185,17 +185,17 @@ func runTree(ctx context.Context, build func(stdio) *cobra.Command, args []strin
 	// (cobra would print the root's help and exit 0).
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !strings.HasPrefix(args[0], "__") && args[0] != "help" {
 		if c, rest, err := root.Find(args); err == nil && c == root && len(rest) > 0 && rest[0] == args[0] {
-			return report(io, root, &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", args[0]), usage: true})
+			return report(std, root, &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", args[0]), usage: true})
 		}
 	}
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
-	return report(io, c, err)
+	return report(std, c, err)
 }
 
 // newRootCmd builds the command tree: chock and every command under it,
-// each writing to io.
-func newRootCmd(io stdio) *cobra.Command {
+// each writing to std.
+func newRootCmd(std stdio) *cobra.Command {
 	var showVersion bool
 	root := &cobra.Command{
 		Use:   "chock COMMAND [ARGS]",
@@ -212,7 +212,7 @@ it (130 SIGINT, 143 SIGTERM, 129 SIGHUP).`,
 				if len(args) > 0 {
 					return usageError()
 				}
-				return writeVersion(io)
+				return writeVersion(std)
 			}
 			if len(args) == 0 {
 				return usageError()
@@ -226,38 +226,38 @@ it (130 SIGINT, 143 SIGTERM, 129 SIGHUP).`,
 		CompletionOptions:     cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print chock's version, as chock version does")
-	root.SetIn(io.in)
-	root.SetOut(io.out)
-	root.SetErr(io.err)
+	root.SetIn(std.in)
+	root.SetOut(std.out)
+	root.SetErr(std.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s: %s", c.CommandPath(), flagError(err)), whole: true}
 	})
-	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(io.out, c) })
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(std.out, c) })
 	root.SetUsageFunc(func(c *cobra.Command) error {
-		writeUsage(io.err, c)
+		writeUsage(std.err, c)
 		return nil
 	})
 	root.SetHelpCommand(newHelpCmd())
 	root.AddCommand(
-		newZONCmd(io),
-		newFmtCmd(io),
-		newLintCmd(io),
-		newCompileCmd(io),
-		newEvalCmd(io),
-		newExplainCmd(io),
-		newActionCmd(io),
-		newTestCmd(io),
-		newReachCmd(io),
-		newDiffCmd(io),
-		newInitCmd(io),
-		newRunCmd(io),
-		newLoginCmd(io),
-		newLogoutCmd(io),
-		newMCPCmd(io),
-		newConnectCmd(io),
-		newSessionsCmd(io),
-		newVersionCmd(io),
-		newCompletionCmd(io),
+		newZONCmd(std),
+		newFmtCmd(std),
+		newLintCmd(std),
+		newCompileCmd(std),
+		newEvalCmd(std),
+		newExplainCmd(std),
+		newActionCmd(std),
+		newTestCmd(std),
+		newReachCmd(std),
+		newDiffCmd(std),
+		newInitCmd(std),
+		newRunCmd(std),
+		newLoginCmd(std),
+		newLogoutCmd(std),
+		newMCPCmd(std),
+		newConnectCmd(std),
+		newSessionsCmd(std),
+		newVersionCmd(std),
+		newCompletionCmd(std),
 		newManCmd(),
 	)
 	visit(root, func(c *cobra.Command) {
@@ -265,7 +265,7 @@ it (130 SIGINT, 143 SIGTERM, 129 SIGHUP).`,
 		c.Flags().SortFlags = false
 		// pflag's warnings (a deprecated flag) go to stderr, not to
 		// cobra's output, which is stdout.
-		c.Flags().SetOutput(io.err)
+		c.Flags().SetOutput(std.err)
 	})
 	return root
 }
@@ -281,7 +281,7 @@ func visit(c *cobra.Command, f func(*cobra.Command)) {
 // newGroupCmd is a command that holds subcommands and does nothing of its
 // own: without one it prints its usage (exit 2), and `chock GROUP help`
 // its help.
-func newGroupCmd(io stdio, use, short string, subs ...*cobra.Command) *cobra.Command {
+func newGroupCmd(std stdio, use, short string, subs ...*cobra.Command) *cobra.Command {
 	c := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -291,7 +291,7 @@ func newGroupCmd(io stdio, use, short string, subs ...*cobra.Command) *cobra.Com
 			case len(args) == 0:
 				return usageError()
 			case len(args) == 1 && args[0] == "help":
-				writeHelp(io.out, cmd)
+				writeHelp(std.out, cmd)
 				return nil
 			}
 			return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", args[0]), usage: true}
@@ -400,9 +400,9 @@ func sameFile(a, b string) bool {
 // readInput reads a named file, or standard input for "-". A regular
 // file is read in one allocation of its size (io.ReadAll would grow its
 // buffer to about 2.6 times that, which counts against lint's memory).
-func readInput(name string, io stdio) ([]byte, error) {
+func readInput(name string, std stdio) ([]byte, error) {
 	if name == "-" {
-		return readAllLimited(io.in)
+		return readAllLimited(std.in)
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -414,8 +414,8 @@ func readInput(name string, io stdio) ([]byte, error) {
 			return nil, fmt.Errorf("%s: input larger than %d MiB", displayName(name), maxInput>>20)
 		}
 		b := make([]byte, fi.Size()+1) // one byte more tells a file that grew
-		n, err := goio.ReadFull(f, b)
-		if err == nil || errors.Is(err, goio.ErrUnexpectedEOF) || errors.Is(err, goio.EOF) {
+		n, err := io.ReadFull(f, b)
+		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			if int64(n) <= fi.Size() {
 				return b[:n:n], nil
 			}
@@ -435,8 +435,8 @@ func readInput(name string, io stdio) ([]byte, error) {
 // maxInput bounds what chock reads from one file.
 const maxInput = 256 << 20
 
-func readAllLimited(r goio.Reader) ([]byte, error) {
-	b, err := goio.ReadAll(goio.LimitReader(r, maxInput+1))
+func readAllLimited(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
 		return nil, err
 	}
@@ -460,15 +460,15 @@ func displayName(name string) string {
 // stdoutFile is where a command writes a file's bytes as they are (a
 // bundle, a formatted file): stdout itself, unless stdout is a terminal,
 // where they go through the printer like any other text.
-func stdoutFile(io stdio) goio.Writer {
-	if isTerminalWriter(io.raw) {
-		return io.out
+func stdoutFile(std stdio) io.Writer {
+	if isTerminalWriter(std.raw) {
+		return std.out
 	}
-	return io.raw
+	return std.raw
 }
 
 // isTerminalWriter says whether w is, under its wrappers, a terminal.
-func isTerminalWriter(w goio.Writer) bool {
+func isTerminalWriter(w io.Writer) bool {
 	switch x := w.(type) {
 	case pipeWatch:
 		return isTerminalWriter(x.w)

@@ -166,8 +166,8 @@ func TestReport(t *testing.T) {
 // TestPanicIsExit3: a panic in a command is a bug in chock, reported on
 // one line; the exit code is 3.
 func TestPanicIsExit3(t *testing.T) {
-	build := func(io stdio) *cobra.Command {
-		root := newRootCmd(io)
+	build := func(std stdio) *cobra.Command {
+		root := newRootCmd(std)
 		root.AddCommand(&cobra.Command{Use: "boom", RunE: func(*cobra.Command, []string) error { panic("boom") }})
 		return root
 	}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	goio "io"
+	"io"
 	"os"
 
 	"github.com/chockhq/chock/compile"
@@ -76,10 +76,10 @@ func readKey(path, alg, id, what string) (*compile.Key, error) {
 
 // isChockBundle says whether r holds a bundle chock compiled (signed or
 // not): the only kind of file -o replaces.
-func isChockBundle(r goio.Reader) bool { return compile.IsChockBundle(r) }
+func isChockBundle(r io.Reader) bool { return compile.IsChockBundle(r) }
 
 // newCompileCmd is `chock compile`.
-func newCompileCmd(io stdio) *cobra.Command {
+func newCompileCmd(std stdio) *cobra.Command {
 	var (
 		config, out, kind string
 		orgs              []string
@@ -149,13 +149,13 @@ every --org a signed org bundle.
 
 			var l *load.Loaded
 			if orgOnly {
-				l, err = loadSources(nil, args, compile.ReadOptions{}, io)
+				l, err = loadSources(nil, args, compile.ReadOptions{}, std)
 			} else {
 				files, ferr := configFiles(cmd, config, args)
 				if ferr != nil {
 					return ferr
 				}
-				l, err = loadSources(files, orgs, ro, io)
+				l, err = loadSources(files, orgs, ro, std)
 			}
 			if err != nil {
 				return err
@@ -167,7 +167,7 @@ every --org a signed org bundle.
 			if orgOnly || linkOrgs {
 				ds = append(ds, compile.OrgNameDiags(l.Orgs)...)
 			}
-			if err := refuseErrors(ds, l.Sources, io, "compile"); err != nil {
+			if err := refuseErrors(ds, l.Sources, std, "compile"); err != nil {
 				return err
 			}
 			in := compile.Input{Orgs: l.Orgs, LinkOrgs: linkOrgs}
@@ -183,10 +183,10 @@ every --org a signed org bundle.
 				if dest == "" {
 					dest = "rego"
 				}
-				if err := io.aborts.critical(func() error { return res.WriteRego(dest) }); err != nil {
+				if err := std.aborts.critical(func() error { return res.WriteRego(dest) }); err != nil {
 					return failed(exitFailed, err)
 				}
-				fmt.Fprintf(io.err, "wrote %s/ (revision %s)\n", safetext.Line(dest), res.Revision[:16])
+				fmt.Fprintf(std.err, "wrote %s/ (revision %s)\n", safetext.Line(dest), res.Revision[:16])
 				return nil
 			}
 			if dest == "" {
@@ -197,14 +197,14 @@ every --org a signed org bundle.
 				return failed(exitFailed, err)
 			}
 			if dest == "-" {
-				if _, err := stdoutFile(io).Write(buf.Bytes()); err != nil {
+				if _, err := stdoutFile(std).Write(buf.Bytes()); err != nil {
 					return failed(exitFailed, err)
 				}
 				return nil
 			}
 			err = safefile.Check(dest, isChockBundle, "a bundle chock compiled")
 			if err == nil {
-				err = io.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
+				err = std.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
 			}
 			if err != nil {
 				return failed(exitFailed, err)
@@ -213,7 +213,7 @@ every --org a signed org bundle.
 			if sign != nil {
 				signed = ", signed"
 			}
-			fmt.Fprintf(io.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
+			fmt.Fprintf(std.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
 			return nil
 		},
 	}

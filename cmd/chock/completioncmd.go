@@ -9,7 +9,7 @@ import (
 // newCompletionCmd is `chock completion bash|zsh|fish`: cobra's generated
 // completion scripts, which ask chock itself (its hidden __complete
 // command) for the words that can come next.
-func newCompletionCmd(io stdio) *cobra.Command {
+func newCompletionCmd(std stdio) *cobra.Command {
 	shells := []string{"bash", "zsh", "fish"}
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish",
@@ -23,7 +23,7 @@ the shell's own way:
 		Args:      exactArgs(1),
 		ValidArgs: shells,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, w := cmd.Root(), stdoutFile(io)
+			root, w := cmd.Root(), stdoutFile(std)
 			var err error
 			switch args[0] {
 			case "bash":

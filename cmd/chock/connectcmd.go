@@ -17,7 +17,7 @@ import (
 
 // newConnectCmd is `chock connect CLIENT`: it writes an agent client's MCP
 // configuration to start chock mcp serve.
-func newConnectCmd(io stdio) *cobra.Command {
+func newConnectCmd(std stdio) *cobra.Command {
 	var (
 		configFile string
 		orgs       []string
@@ -96,7 +96,7 @@ writes nothing.
 			for _, ed := range edits {
 				shown := shownPath(project, ed.Path)
 				if !ed.Changed() {
-					fmt.Fprintf(io.out, "%s: already connected, nothing to change\n", shown)
+					fmt.Fprintf(std.out, "%s: already connected, nothing to change\n", shown)
 					continue
 				}
 				backup := ""
@@ -115,23 +115,23 @@ writes nothing.
 				if dryRun {
 					verb = "would be " + verb
 				}
-				fmt.Fprintf(io.out, "%s: %s\n", shown, verb)
+				fmt.Fprintf(std.out, "%s: %s\n", shown, verb)
 				for _, ch := range ed.Changes {
-					fmt.Fprintf(io.out, "  %s\n", ch)
+					fmt.Fprintf(std.out, "  %s\n", ch)
 				}
 				if backup != "" {
 					kept := "kept as"
 					if dryRun {
 						kept = "would be kept as"
 					}
-					fmt.Fprintf(io.out, "  the file as it was %s %s\n", kept, shownPath(project, backup))
+					fmt.Fprintf(std.out, "  the file as it was %s %s\n", kept, shownPath(project, backup))
 				}
 				for _, n := range ed.Notes {
-					fmt.Fprintf(io.out, "  note: %s\n", n)
+					fmt.Fprintf(std.out, "  note: %s\n", n)
 				}
 			}
 			if dryRun {
-				fmt.Fprintln(io.out, "--dry-run: nothing was written")
+				fmt.Fprintln(std.out, "--dry-run: nothing was written")
 			}
 			return nil
 		},

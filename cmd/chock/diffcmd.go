@@ -19,7 +19,7 @@ import (
 )
 
 // newDiffCmd is `chock diff [--org FILE]... OLD NEW`, or `--base REV [NEW]`.
-func newDiffCmd(io stdio) *cobra.Command {
+func newDiffCmd(std stdio) *cobra.Command {
 	var (
 		orgs, orgsOld, orgsNew []string
 		base, format, failOn   string
@@ -88,7 +88,7 @@ when anything changed. The walk covers only what the changed rules match
 			ctx := cmd.Context()
 			// The old side: from git at --base, or as named.
 			read := func(name string) ([]byte, string, error) {
-				src, err := readInput(name, io)
+				src, err := readInput(name, std)
 				if err != nil {
 					return nil, "", inputError(exitUsage, err)
 				}
@@ -98,11 +98,11 @@ when anything changed. The walk covers only what the changed rules match
 			if base != "" {
 				readOld = func(name string) ([]byte, string, error) { return gitShow(ctx, base, name) }
 			}
-			oldSide, err := diffSide(oldFile, append(append([]string(nil), orgs...), orgsOld...), readOld, ro, io)
+			oldSide, err := diffSide(oldFile, append(append([]string(nil), orgs...), orgsOld...), readOld, ro, std)
 			if err != nil {
 				return err
 			}
-			newSide, err := diffSide(newFile, append(append([]string(nil), orgs...), orgsNew...), read, ro, io)
+			newSide, err := diffSide(newFile, append(append([]string(nil), orgs...), orgsNew...), read, ro, std)
 			if err != nil {
 				return err
 			}
@@ -116,11 +116,11 @@ when anything changed. The walk covers only what the changed rules match
 			}
 			switch format {
 			case "json":
-				err = writeJSON(io, rep, true)
+				err = writeJSON(std, rep, true)
 			case "markdown":
-				err = rep.WriteMarkdown(io.out)
+				err = rep.WriteMarkdown(std.out)
 			default:
-				err = rep.WriteText(io.out)
+				err = rep.WriteText(std.out)
 			}
 			if err != nil {
 				return failed(exitFailed, err)
@@ -151,7 +151,7 @@ when anything changed. The walk covers only what the changed rules match
 
 // diffSide reads one side of a diff, each file through read, and decodes
 // it; a side that does not decode is reported on stderr (exit 1).
-func diffSide(config string, orgs []string, read func(string) ([]byte, string, error), ro compile.ReadOptions, io stdio) (diff.Side, error) {
+func diffSide(config string, orgs []string, read func(string) ([]byte, string, error), ro compile.ReadOptions, std stdio) (diff.Side, error) {
 	source := func(name string) (load.Source, error) {
 		data, shown, err := read(name)
 		return load.Source{Name: shown, Data: data}, err
@@ -173,7 +173,7 @@ func diffSide(config string, orgs []string, read func(string) ([]byte, string, e
 		return diff.Side{}, inputError(exitFailed, err)
 	}
 	if errs := load.Errors(l.Diags); len(errs) > 0 || len(l.Configs) == 0 {
-		diag.WriteText(io.err, errs, l.Sources)
+		diag.WriteText(std.err, errs, l.Sources)
 		return diff.Side{}, failedf(exitFailed, "%s does not decode (%d errors); nothing compared", cs.Name, len(errs))
 	}
 	return diff.Side{Config: l.Configs[0], Orgs: l.Orgs}, nil

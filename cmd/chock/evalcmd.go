@@ -70,12 +70,12 @@ func (p *policyFlags) addOrgs(fs *pflag.FlagSet) {
 }
 
 // load builds the policy, or returns the error that ends the command.
-func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) {
+func (p *policyFlags) load(ctx context.Context, std stdio) (*load.Policy, error) {
 	if err := p.opa.check(p); err != nil {
 		return nil, inputError(exitUsage, err)
 	}
 	if p.opa.given() {
-		return p.opa.load(ctx, io)
+		return p.opa.load(ctx, std)
 	}
 	ro, err := p.keys.readOptions()
 	if err != nil {
@@ -88,7 +88,7 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) 
 		if p.flags != nil && p.flags.Changed("config") {
 			return nil, inputError(exitUsage, errors.New("--bundle is the policy; give --bundle or --config, not both"))
 		}
-		srcs, err := p.readBundles(io)
+		srcs, err := p.readBundles(std)
 		if err != nil {
 			return nil, inputError(exitUsage, err)
 		}
@@ -99,17 +99,17 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) 
 		pol.Sources = bundleSources(pol.Engine.Meta())
 		return pol, nil
 	}
-	configs, err := readSources([]string{p.config}, io)
+	configs, err := readSources([]string{p.config}, std)
 	if err != nil {
 		return nil, err
 	}
-	orgs, err := readSources(p.orgs, io)
+	orgs, err := readSources(p.orgs, std)
 	if err != nil {
 		return nil, err
 	}
 	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
 	if errors.Is(err, load.ErrLint) || errors.Is(err, load.ErrInvalid) {
-		return nil, refuseErrors(ds, sourcesOf(configs, orgs), io, "policy")
+		return nil, refuseErrors(ds, sourcesOf(configs, orgs), std, "policy")
 	}
 	if err != nil {
 		return nil, inputError(exitFailed, err)
@@ -118,7 +118,7 @@ func (p *policyFlags) load(ctx context.Context, io stdio) (*load.Policy, error) 
 }
 
 // readBundles reads every --bundle; standard input at most once.
-func (p *policyFlags) readBundles(io stdio) ([]load.Source, error) {
+func (p *policyFlags) readBundles(std stdio) ([]load.Source, error) {
 	var out []load.Source
 	stdin := false
 	for _, name := range p.bundles {
@@ -128,7 +128,7 @@ func (p *policyFlags) readBundles(io stdio) ([]load.Source, error) {
 			}
 			stdin = true
 		}
-		raw, err := readInput(name, io)
+		raw, err := readInput(name, std)
 		if err != nil {
 			return nil, err
 		}
@@ -162,12 +162,12 @@ func sourcesOf(lists ...[]load.Source) diag.Sources {
 // its command line (eval, explain): the phase, the actions checked as
 // actions, then those of the --actions file (actionsFile, when not ""),
 // then the policy. It returns every action, the arguments' first.
-func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string, actionsFile string, io stdio) (config.Phase, []string, *load.Policy, error) {
+func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string, actionsFile string, std stdio) (config.Phase, []string, *load.Policy, error) {
 	ph, err := parsePhase(phase)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if err := checkActions(cmd, args, io); err != nil {
+	if err := checkActions(cmd, args, std); err != nil {
 		return 0, nil, nil, err
 	}
 	actions := args
@@ -178,13 +178,13 @@ func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string
 		case actionsFile == "-" && len(p.bundles) == 0 && p.config == "-":
 			return 0, nil, nil, failedf(exitUsage, "--actions - and --config - both read standard input; give one a file")
 		}
-		more, err := readActions(cmd, actionsFile, io)
+		more, err := readActions(cmd, actionsFile, std)
 		if err != nil {
 			return 0, nil, nil, err
 		}
 		actions = append(append([]string(nil), args...), more...)
 	}
-	pol, err := p.load(cmd.Context(), io)
+	pol, err := p.load(cmd.Context(), std)
 	return ph, actions, pol, err
 }
 
@@ -198,8 +198,8 @@ func addActionsFlag(c *cobra.Command, p *string, does string) {
 // Every line that is not an action is reported with its line number
 // (FILE:LINE: ...), and then the command ends with exit 2, as a malformed
 // action on the command line does; so does a file with no action.
-func readActions(cmd *cobra.Command, name string, io stdio) ([]string, error) {
-	src, err := readInput(name, io)
+func readActions(cmd *cobra.Command, name string, std stdio) ([]string, error) {
+	src, err := readInput(name, std)
 	if err != nil {
 		return nil, inputError(exitUsage, err)
 	}
@@ -217,9 +217,9 @@ func readActions(cmd *cobra.Command, name string, io stdio) ([]string, error) {
 			if errors.As(err, &pe) {
 				at = fmt.Sprintf(" at byte %d", pe.Offset+1)
 			}
-			fmt.Fprintf(io.err, "%s:%d: %s is not an action: %s%s\n", displayName(name), i+1, safetext.Line(strconv.Quote(a)), err, at)
+			fmt.Fprintf(std.err, "%s:%d: %s is not an action: %s%s\n", displayName(name), i+1, safetext.Line(strconv.Quote(a)), err, at)
 			if pe != nil && pe.Hint != "" {
-				fmt.Fprintf(io.err, "    hint: %s\n", pe.Hint)
+				fmt.Fprintf(std.err, "    hint: %s\n", pe.Hint)
 			}
 			continue
 		}
@@ -236,7 +236,7 @@ func readActions(cmd *cobra.Command, name string, io stdio) ([]string, error) {
 
 // checkActions checks the actions named on the command line as actions:
 // a malformed one is a usage error that names it and says why.
-func checkActions(cmd *cobra.Command, actions []string, io stdio) error {
+func checkActions(cmd *cobra.Command, actions []string, std stdio) error {
 	for _, a := range actions {
 		if a == "-" {
 			return failedf(exitUsage, "\"-\" is not an action; name the actions as arguments, or read them with --actions -")
@@ -247,9 +247,9 @@ func checkActions(cmd *cobra.Command, actions []string, io stdio) error {
 			if errors.As(err, &pe) {
 				at = fmt.Sprintf(" at byte %d", pe.Offset+1)
 			}
-			fmt.Fprintf(io.err, "%s: %s is not an action: %s%s\n", errPrefix(cmd), safetext.Line(strconv.Quote(a)), err, at)
+			fmt.Fprintf(std.err, "%s: %s is not an action: %s%s\n", errPrefix(cmd), safetext.Line(strconv.Quote(a)), err, at)
 			if pe != nil && pe.Hint != "" {
-				fmt.Fprintf(io.err, "    hint: %s\n", pe.Hint)
+				fmt.Fprintf(std.err, "    hint: %s\n", pe.Hint)
 			}
 			return reported(exitUsage)
 		}
@@ -347,7 +347,7 @@ func evalText(d *eval.Decision) string {
 }
 
 // newEvalCmd is `chock eval`.
-func newEvalCmd(io stdio) *cobra.Command {
+func newEvalCmd(std stdio) *cobra.Command {
 	var (
 		pf               policyFlags
 		phase, actions   string
@@ -373,7 +373,7 @@ usage error (exit 2), one in the file reported as FILE:LINE; with
 			}
 			ctx := cmd.Context()
 			defer pf.opa.close()
-			ph, all, p, err := pf.forActions(cmd, phase, args, actions, io)
+			ph, all, p, err := pf.forActions(cmd, phase, args, actions, std)
 			if err != nil {
 				return err
 			}
@@ -387,9 +387,9 @@ usage error (exit 2), one in the file reported as FILE:LINE; with
 					refused = true
 				}
 				if asJSON {
-					writeJSON(io, d, false)
+					writeJSON(std, d, false)
 				} else {
-					fmt.Fprintln(io.out, evalLine(d))
+					fmt.Fprintln(std.out, evalLine(d))
 				}
 			}
 			if exitCode && refused {

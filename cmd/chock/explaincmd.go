@@ -8,7 +8,7 @@ import (
 )
 
 // newExplainCmd is `chock explain ACTION`, or `--actions FILE`.
-func newExplainCmd(io stdio) *cobra.Command {
+func newExplainCmd(std stdio) *cobra.Command {
 	var (
 		pf             policyFlags
 		phase, actions string
@@ -36,7 +36,7 @@ after another.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			defer pf.opa.close()
-			ph, all, p, err := pf.forActions(cmd, phase, args, actions, io)
+			ph, all, p, err := pf.forActions(cmd, phase, args, actions, std)
 			if err != nil {
 				return err
 			}
@@ -47,13 +47,13 @@ after another.`,
 				}
 				x := eval.Explain(d, p.Config)
 				if asJSON {
-					writeJSON(io, x, true)
+					writeJSON(std, x, true)
 					continue
 				}
 				if i > 0 {
-					fmt.Fprintln(io.out)
+					fmt.Fprintln(std.out)
 				}
-				x.WriteText(io.out, p.Sources)
+				x.WriteText(std.out, p.Sources)
 			}
 			return nil
 		},

@@ -15,7 +15,7 @@ import (
 )
 
 // newFmtCmd is `chock fmt [-w] [-d] [--check] [PATH...]`.
-func newFmtCmd(io stdio) *cobra.Command {
+func newFmtCmd(std stdio) *cobra.Command {
 	var write, check, showDiff bool
 	c := &cobra.Command{
 		Use:   "fmt [-w] [-d] [--check] [PATH...]",
@@ -40,19 +40,19 @@ change (with -d, shows their diffs) and exits 1 if any.`,
 			}
 			ctx := cmd.Context()
 			code := exitOK
-			for _, name := range fmtTargets(args, io, &code) {
+			for _, name := range fmtTargets(args, std, &code) {
 				if ctx.Err() != nil {
 					return reported(exitFailed)
 				}
-				src, err := readInput(name, io)
+				src, err := readInput(name, std)
 				if err != nil {
-					fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+					fmt.Fprintf(std.err, "chock fmt: %s\n", oneLine(err.Error()))
 					code = max(code, exitUsage)
 					continue
 				}
 				doc, err := zon.ParseDocument(displayName(name), src)
 				if err != nil {
-					fmt.Fprintln(io.err, oneLine(err.Error()))
+					fmt.Fprintln(std.err, oneLine(err.Error()))
 					code = max(code, exitFailed)
 					continue
 				}
@@ -60,13 +60,13 @@ change (with -d, shows their diffs) and exits 1 if any.`,
 				changed := !bytes.Equal(out, src)
 				if showDiff && changed {
 					shown := displayName(name)
-					io.out.Write(udiff.Unified(shown+".orig", shown, src, out))
+					std.out.Write(udiff.Unified(shown+".orig", shown, src, out))
 				}
 				switch {
 				case check:
 					if changed {
 						if !showDiff {
-							fmt.Fprintln(io.out, displayName(name))
+							fmt.Fprintln(std.out, displayName(name))
 						}
 						code = max(code, exitFailed)
 					}
@@ -74,13 +74,13 @@ change (with -d, shows their diffs) and exits 1 if any.`,
 					if !changed {
 						continue
 					}
-					if err := io.aborts.critical(func() error { return safefile.Write(name, out, 0o644) }); err != nil {
-						fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+					if err := std.aborts.critical(func() error { return safefile.Write(name, out, 0o644) }); err != nil {
+						fmt.Fprintf(std.err, "chock fmt: %s\n", oneLine(err.Error()))
 						code = max(code, exitFailed)
 					}
 				case showDiff:
 				default:
-					stdoutFile(io).Write(out) // the file itself, byte for byte, unless shown on a terminal
+					stdoutFile(std).Write(out) // the file itself, byte for byte, unless shown on a terminal
 				}
 			}
 			// Each file's error is reported as it comes: fmt goes on with
@@ -99,7 +99,7 @@ change (with -d, shows their diffs) and exits 1 if any.`,
 // lexical order without following links to folders; a name starting with
 // '.' below a folder given is skipped. A folder that cannot be read is
 // reported, raising code to exit 2.
-func fmtTargets(args []string, io stdio, code *int) []string {
+func fmtTargets(args []string, std stdio, code *int) []string {
 	var out []string
 	for _, arg := range args {
 		if fi, err := os.Stat(arg); arg == "-" || err != nil || !fi.IsDir() {
@@ -112,7 +112,7 @@ func fmtTargets(args []string, io stdio, code *int) []string {
 		}
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+				fmt.Fprintf(std.err, "chock fmt: %s\n", oneLine(err.Error()))
 				*code = max(*code, exitUsage)
 				return nil
 			}
@@ -135,7 +135,7 @@ func fmtTargets(args []string, io stdio, code *int) []string {
 			return nil
 		})
 		if err != nil {
-			fmt.Fprintf(io.err, "chock fmt: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(std.err, "chock fmt: %s\n", oneLine(err.Error()))
 			*code = max(*code, exitUsage)
 		}
 	}

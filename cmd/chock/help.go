@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	goio "io"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +28,7 @@ import (
 // the first line and LONG.
 
 // writeHelp prints c's help.
-func writeHelp(w goio.Writer, c *cobra.Command) {
+func writeHelp(w io.Writer, c *cobra.Command) {
 	var sections []string
 	sections = append(sections, fmt.Sprintf("%s: %s", c.CommandPath(), c.Short))
 	sections = append(sections, usageSections(c, true)...)
@@ -36,7 +36,7 @@ func writeHelp(w goio.Writer, c *cobra.Command) {
 }
 
 // writeUsage prints c's usage.
-func writeUsage(w goio.Writer, c *cobra.Command) {
+func writeUsage(w io.Writer, c *cobra.Command) {
 	fmt.Fprintln(w, strings.Join(usageSections(c, false), "\n\n"))
 }
 

@@ -30,7 +30,7 @@ func templateFile(name string) ([]byte, error) {
 }
 
 // newInitCmd is `chock init [--template minimal|github|mcp] [--org] [DIR]`.
-func newInitCmd(io stdio) *cobra.Command {
+func newInitCmd(std stdio) *cobra.Command {
 	var (
 		template string
 		withOrg  bool
@@ -85,7 +85,7 @@ already there, in any form, it writes nothing and exits 1.`,
 			}
 			var written []string
 			for _, f := range files {
-				err := io.aborts.critical(func() error { return safefile.Create(f.name, f.data, 0o644) })
+				err := std.aborts.critical(func() error { return safefile.Create(f.name, f.data, 0o644) })
 				if err != nil {
 					for _, w := range written { // a file that appeared meanwhile: undo
 						os.Remove(w)
@@ -93,13 +93,13 @@ already there, in any form, it writes nothing and exits 1.`,
 					return failed(exitFailed, err)
 				}
 				written = append(written, f.name)
-				fmt.Fprintf(io.out, "wrote %s\n", displayName(f.name))
+				fmt.Fprintf(std.out, "wrote %s\n", displayName(f.name))
 			}
 			orgFlag := ""
 			if withOrg {
 				orgFlag = "--org " + displayName(files[1].name) + " "
 			}
-			fmt.Fprintf(io.out, "next: chock lint %[1]s%[2]s; chock test %[1]s%[2]s\n", orgFlag, displayName(files[0].name))
+			fmt.Fprintf(std.out, "next: chock lint %[1]s%[2]s; chock test %[1]s%[2]s\n", orgFlag, displayName(files[0].name))
 			return nil
 		},
 	}

@@ -61,7 +61,7 @@ type (
 // (file names, patterns, .why) goes through the printer for untrusted
 // text first, so the XML holds no control character, which XML 1.0
 // cannot carry.
-func (r *testReport) writeJUnit(io stdio) error {
+func (r *testReport) writeJUnit(std stdio) error {
 	name := safetext.Line(r.policy.Config.File)
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -116,7 +116,7 @@ func (r *testReport) writeJUnit(io stdio) error {
 		return err
 	}
 	b.WriteString("\n")
-	_, err = io.raw.Write(b.Bytes())
+	_, err = std.raw.Write(b.Bytes())
 	return err
 }
 

@@ -14,10 +14,10 @@ import (
 
 // readSources reads the named files for load.Read; a file that cannot be
 // read is an input error (exit 2).
-func readSources(names []string, io stdio) ([]load.Source, error) {
+func readSources(names []string, std stdio) ([]load.Source, error) {
 	var out []load.Source
 	for _, name := range names {
-		src, err := readInput(name, io)
+		src, err := readInput(name, std)
 		if err != nil {
 			return nil, inputError(exitUsage, err)
 		}
@@ -29,12 +29,12 @@ func readSources(names []string, io stdio) ([]load.Source, error) {
 // loadSources reads the project configs and the orgs (org sources, or org
 // bundles read as ro says). A file that cannot be read is exit 2, an org
 // refused exit 1.
-func loadSources(files, orgFiles []string, ro compile.ReadOptions, io stdio) (*load.Loaded, error) {
-	configs, err := readSources(files, io)
+func loadSources(files, orgFiles []string, ro compile.ReadOptions, std stdio) (*load.Loaded, error) {
+	configs, err := readSources(files, std)
 	if err != nil {
 		return nil, err
 	}
-	orgs, err := readSources(orgFiles, io)
+	orgs, err := readSources(orgFiles, std)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func loadSources(files, orgFiles []string, ro compile.ReadOptions, io stdio) (*l
 
 // loadConfigs is loadSources for a command that takes the config as
 // --config or as its arguments (configFiles), its orgs read as keys say.
-func loadConfigs(cmd *cobra.Command, config string, args, orgs []string, keys keyFlags, io stdio) (*load.Loaded, error) {
+func loadConfigs(cmd *cobra.Command, config string, args, orgs []string, keys keyFlags, std stdio) (*load.Loaded, error) {
 	files, err := configFiles(cmd, config, args)
 	if err != nil {
 		return nil, err
@@ -56,24 +56,24 @@ func loadConfigs(cmd *cobra.Command, config string, args, orgs []string, keys ke
 	if err != nil {
 		return nil, failed(exitUsage, err)
 	}
-	return loadSources(files, orgs, ro, io)
+	return loadSources(files, orgs, ro, std)
 }
 
 // refuseErrors reports lint errors on stderr and, when there are any,
 // returns the error that ends the command (exit 1): a policy with errors
 // is not compiled, nor anything written.
-func refuseErrors(ds diag.List, src diag.Sources, io stdio, what string) error {
+func refuseErrors(ds diag.List, src diag.Sources, std stdio, what string) error {
 	errs := load.Errors(ds)
 	if len(errs) == 0 {
 		return nil
 	}
-	diag.WriteText(io.err, errs, src)
-	fmt.Fprintf(io.err, "chock %s: %d errors; nothing written (chock lint shows every finding)\n", what, len(errs))
+	diag.WriteText(std.err, errs, src)
+	fmt.Fprintf(std.err, "chock %s: %d errors; nothing written (chock lint shows every finding)\n", what, len(errs))
 	return reported(exitFailed)
 }
 
 // newLintCmd is `chock lint`.
-func newLintCmd(io stdio) *cobra.Command {
+func newLintCmd(std stdio) *cobra.Command {
 	var (
 		config string
 		orgs   []string
@@ -100,25 +100,25 @@ docs/lint.md.`,
 			default:
 				return failedf(exitUsage, "unknown --format %q (want text, json, sarif or github)", format)
 			}
-			l, err := loadConfigs(cmd, config, args, orgs, keys, io)
+			l, err := loadConfigs(cmd, config, args, orgs, keys, std)
 			if err != nil {
 				return err
 			}
 			all := l.Lint()
 			switch format {
 			case "text":
-				err = diag.WriteText(io.out, all, l.Sources)
+				err = diag.WriteText(std.out, all, l.Sources)
 				if len(all) > 0 {
-					fmt.Fprintf(io.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
+					fmt.Fprintf(std.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
 				}
 			case "json":
-				jw := safetext.NewJSONWriter(io.raw)
+				jw := safetext.NewJSONWriter(std.raw)
 				err = errors.Join(diag.WriteJSON(jw, all), jw.Flush())
 			case "sarif":
-				jw := safetext.NewJSONWriter(io.raw)
+				jw := safetext.NewJSONWriter(std.raw)
 				err = errors.Join(diag.WriteSARIF(jw, all, diag.Tool{Name: "chock", InformationURI: "https://github.com/chockhq/chock/blob/main/docs/lint.md"}, sarifRules()), jw.Flush())
 			case "github":
-				err = diag.WriteGitHub(io.out, all)
+				err = diag.WriteGitHub(std.out, all)
 			}
 			if err != nil {
 				return failed(exitFailed, err)

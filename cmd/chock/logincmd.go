@@ -20,7 +20,7 @@ import (
 // storeFor opens the credential store a chock.zon names. A missing
 // chock.zon means the default store, unless --config named it (named says
 // so): a mistyped name must not quietly put a secret in another store.
-func storeFor(configFile string, named bool, io stdio) (credstore.Store, error) {
+func storeFor(configFile string, named bool, std stdio) (credstore.Store, error) {
 	kind := config.StoreFile
 	if configFile == "-" {
 		return nil, failedf(exitUsage, "--config -: the standard input is the secret's value here; name the chock.zon file")
@@ -32,7 +32,7 @@ func storeFor(configFile string, named bool, io stdio) (credstore.Store, error) 
 	if err == nil {
 		c, ds := config.Load(configFile, src)
 		if ds.HasErrors() {
-			diag.WriteText(io.err, ds, diag.Sources{configFile: src})
+			diag.WriteText(std.err, ds, diag.Sources{configFile: src})
 			return nil, reported(exitFailed)
 		}
 		kind = c.Credentials.Store.Value
@@ -69,7 +69,7 @@ func (f *secretFlags) add(c *cobra.Command, what string) {
 
 // newLoginCmd is `chock login --tool-secret NAME`: the value comes from
 // standard input (without echo on a terminal); no option takes it.
-func newLoginCmd(io stdio) *cobra.Command {
+func newLoginCmd(std stdio) *cobra.Command {
 	var f secretFlags
 	c := &cobra.Command{
 		Use:   "login --tool-secret NAME [--config FILE]",
@@ -88,25 +88,25 @@ secretspec. No option takes the value.`,
 			if !action.ValidSecretName(f.name) {
 				return failedf(exitUsage, "secret name %s: %s", safetext.Line(strconv.Quote(f.name)), action.SecretNameRule)
 			}
-			st, err := storeFor(f.config, cmd.Flags().Changed("config"), io)
+			st, err := storeFor(f.config, cmd.Flags().Changed("config"), std)
 			if err != nil {
 				return err
 			}
 			var value []byte
-			if fd, tty := isTerminal(io.in); tty {
-				fmt.Fprintf(io.err, "value of %s: ", f.name)
+			if fd, tty := isTerminal(std.in); tty {
+				fmt.Fprintf(std.err, "value of %s: ", f.name)
 				// A signal while echo is off must not leave the terminal so.
 				if old, err := term.GetState(fd); err == nil {
-					io.aborts.atExit(func() { term.Restore(fd, old) })
+					std.aborts.atExit(func() { term.Restore(fd, old) })
 				}
 				b, err := term.ReadPassword(fd)
-				fmt.Fprintln(io.err)
+				fmt.Fprintln(std.err)
 				if err != nil {
 					return failedf(exitFailed, "reading the value: %w", err)
 				}
 				value = b
 			} else {
-				b, err := readLimited(io.in, 1<<20)
+				b, err := readLimited(std.in, 1<<20)
 				if err != nil {
 					return failedf(exitFailed, "reading the value: %w", err)
 				}
@@ -115,10 +115,10 @@ secretspec. No option takes the value.`,
 			if len(value) < action.MinSecretLen {
 				return failedf(exitFailed, "the value of %s is shorter than %d bytes, too short to redact; nothing stored", f.name, action.MinSecretLen)
 			}
-			if err := io.aborts.critical(func() error { return st.Set(cmd.Context(), f.name, string(value)) }); err != nil {
+			if err := std.aborts.critical(func() error { return st.Set(cmd.Context(), f.name, string(value)) }); err != nil {
 				return failed(exitFailed, err)
 			}
-			fmt.Fprintf(io.err, "stored %s in the %s store\n", f.name, st.Name())
+			fmt.Fprintf(std.err, "stored %s in the %s store\n", f.name, st.Name())
 			return nil
 		},
 	}
@@ -139,7 +139,7 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 }
 
 // newLogoutCmd is `chock logout --tool-secret NAME`.
-func newLogoutCmd(io stdio) *cobra.Command {
+func newLogoutCmd(std stdio) *cobra.Command {
 	var f secretFlags
 	c := &cobra.Command{
 		Use:   "logout --tool-secret NAME [--config FILE]",
@@ -151,14 +151,14 @@ as login stored it.`,
 			if f.name == "" {
 				return usageError()
 			}
-			st, err := storeFor(f.config, cmd.Flags().Changed("config"), io)
+			st, err := storeFor(f.config, cmd.Flags().Changed("config"), std)
 			if err != nil {
 				return err
 			}
-			if err := io.aborts.critical(func() error { return st.Delete(cmd.Context(), f.name) }); err != nil {
+			if err := std.aborts.critical(func() error { return st.Delete(cmd.Context(), f.name) }); err != nil {
 				return failed(exitFailed, err)
 			}
-			fmt.Fprintf(io.err, "removed %s from the %s store\n", f.name, st.Name())
+			fmt.Fprintf(std.err, "removed %s from the %s store\n", f.name, st.Name())
 			return nil
 		},
 	}

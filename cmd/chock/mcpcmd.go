@@ -11,7 +11,7 @@ import (
 // newMCPCmd is `chock mcp tools SERVER`: it starts one server under
 // policy, as a session would, and lists the tools it declares with what the
 // policy says of calling each. Looking grants nothing.
-func newMCPCmd(io stdio) *cobra.Command {
+func newMCPCmd(std stdio) *cobra.Command {
 	var (
 		sf     sessionFlags
 		asJSON bool
@@ -29,7 +29,7 @@ with why.`,
 			ctx := cmd.Context()
 			name := args[0]
 			defer sf.opa.close()
-			s, _, err := sf.open(ctx, io)
+			s, _, err := sf.open(ctx, std)
 			if err != nil {
 				return err
 			}
@@ -42,11 +42,11 @@ with why.`,
 			}
 			st := sts[0]
 			if asJSON {
-				writeJSON(io, st, true)
+				writeJSON(std, st, true)
 			} else if st.Started {
-				fmt.Fprintf(io.err, "session %s\n", s.ID)
-				printServer(io.err, st)
-				tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+				fmt.Fprintf(std.err, "session %s\n", s.ID)
+				printServer(std.err, st)
+				tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 				for _, t := range st.Tools {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(t.Action), t.Decision, safetext.Line(t.Rule), safetext.Line(t.Description))
 				}
@@ -54,7 +54,7 @@ with why.`,
 			}
 			if !st.Started {
 				if !asJSON {
-					printServer(io.err, st)
+					printServer(std.err, st)
 				}
 				return reported(exitFailed)
 			}
@@ -63,5 +63,5 @@ with why.`,
 	}
 	sf.add(tools.Flags())
 	tools.Flags().BoolVar(&asJSON, "json", false, "print the server's status and tools as JSON")
-	return newGroupCmd(io, "mcp COMMAND", "MCP under policy: list a server's tools, serve an agent client", tools, newMCPServeCmd(io))
+	return newGroupCmd(std, "mcp COMMAND", "MCP under policy: list a server's tools, serve an agent client", tools, newMCPServeCmd(std))
 }

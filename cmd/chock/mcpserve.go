@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goio "io"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -33,7 +33,7 @@ const tokenEnv = "CHOCK_GATEWAY_TOKEN"
 
 // newMCPServeCmd is `chock mcp serve`: the MCP gateway a real agent client
 // connects to.
-func newMCPServeCmd(io stdio) *cobra.Command {
+func newMCPServeCmd(std stdio) *cobra.Command {
 	var (
 		pf              policyFlags
 		addr, ask       string
@@ -102,7 +102,7 @@ and printed once on stderr.`,
 				}
 			}
 			defer pf.opa.close()
-			p, err := pf.load(ctx, io)
+			p, err := pf.load(ctx, std)
 			if err != nil {
 				return err
 			}
@@ -121,15 +121,15 @@ and printed once on stderr.`,
 						MCP: runtime.MCPOptions{DiscoverTimeout: discoverTimeout, CallTimeout: callTimeout}, NoSandbox: noSandbox,
 						Writable: writable, Protect: pf.files()})
 				},
-				Ask: mode, Prompter: prompter, Log: io.err, Version: moduleVersion(),
+				Ask: mode, Prompter: prompter, Log: std.err, Version: moduleVersion(),
 			})
 			if err != nil {
 				return failed(exitFailed, err)
 			}
 			swapTo.Store(g)
-			io.aborts.add(g.Abort)
+			std.aborts.add(g.Abort)
 			if noSandbox {
-				fmt.Fprintln(io.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
+				fmt.Fprintln(std.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
 			}
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			defer stopWatch()
@@ -142,28 +142,28 @@ and printed once on stderr.`,
 					reload := func() {
 						if now := folderIDs(pf.files()); !maps.Equal(now, start) {
 							why := "a folder of the policy's files is not the one chock mcp serve started with (moved or replaced), so the files now there are not read"
-							fmt.Fprintf(io.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
+							fmt.Fprintf(std.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
 							g.Kept(why)
 							return
 						}
-						pf.reload(watchCtx, g, io)
+						pf.reload(watchCtx, g, std)
 					}
 					if err := gateway.Watch(watchCtx, files, reload, nil); err != nil {
-						fmt.Fprintf(io.err, "chock mcp serve: %v; edits of the policy are not followed\n", err)
+						fmt.Fprintf(std.err, "chock mcp serve: %v; edits of the policy are not followed\n", err)
 					}
 				}()
 			}
 			if listen == "" {
-				if _, tty := isTerminal(io.in); tty {
-					fmt.Fprintln(io.err, "chock mcp serve: reading MCP from standard input, a terminal; an agent client starts this command itself (chock connect writes its configuration), or serve --http")
+				if _, tty := isTerminal(std.in); tty {
+					fmt.Fprintln(std.err, "chock mcp serve: reading MCP from standard input, a terminal; an agent client starts this command itself (chock connect writes its configuration), or serve --http")
 				}
-				err := g.ServeStdio(ctx, &mcp.IOTransport{Reader: goio.NopCloser(io.in), Writer: nopWriteCloser{io.raw}})
+				err := g.ServeStdio(ctx, &mcp.IOTransport{Reader: io.NopCloser(std.in), Writer: nopWriteCloser{std.raw}})
 				if err != nil && ctx.Err() == nil {
 					return failed(exitFailed, err)
 				}
 				return nil
 			}
-			return serveHTTP(ctx, g, listen, io)
+			return serveHTTP(ctx, g, listen, std)
 		},
 	}
 	pf.add(c.Flags())
@@ -178,12 +178,12 @@ and printed once on stderr.`,
 	return c
 }
 
-type nopWriteCloser struct{ goio.Writer }
+type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves the gateway on a loopback address until ctx ends.
-func serveHTTP(ctx context.Context, g *gateway.Gateway, listen string, io stdio) error {
+func serveHTTP(ctx context.Context, g *gateway.Gateway, listen string, std stdio) error {
 	token := os.Getenv(tokenEnv)
 	made := token == ""
 	if made {
@@ -193,11 +193,11 @@ func serveHTTP(ctx context.Context, g *gateway.Gateway, listen string, io stdio)
 	if err != nil {
 		return failed(exitFailed, err)
 	}
-	fmt.Fprintf(io.err, "chock mcp serve: listening on http://%s/mcp\n", ln.Addr())
+	fmt.Fprintf(std.err, "chock mcp serve: listening on http://%s/mcp\n", ln.Addr())
 	if made {
-		fmt.Fprintf(io.err, "chock mcp serve: token %s (each request carries Authorization: Bearer TOKEN; set %s to choose it)\n", token, tokenEnv)
+		fmt.Fprintf(std.err, "chock mcp serve: token %s (each request carries Authorization: Bearer TOKEN; set %s to choose it)\n", token, tokenEnv)
 	} else {
-		fmt.Fprintf(io.err, "chock mcp serve: token from $%s\n", tokenEnv)
+		fmt.Fprintf(std.err, "chock mcp serve: token from $%s\n", tokenEnv)
 	}
 	srv := &http.Server{Handler: g.Handler(token), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
@@ -261,9 +261,9 @@ func folderIDs(files []string) map[string][2]uint64 {
 	return out
 }
 
-func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, io stdio) {
+func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, std stdio) {
 	kept := func(why string) {
-		fmt.Fprintf(io.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
+		fmt.Fprintf(std.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
 		g.Kept(why)
 	}
 	ro, err := p.keys.readOptions()
@@ -272,7 +272,7 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, io stdio) 
 		return
 	}
 	if len(p.bundles) > 0 {
-		srcs, err := p.readBundles(io)
+		srcs, err := p.readBundles(std)
 		if err != nil {
 			kept(err.Error())
 			return
@@ -289,13 +289,13 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, io stdio) 
 			kept(err.Error())
 			return
 		}
-		fmt.Fprintf(io.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), strings.Join(sourceNames(srcs), ", "))
+		fmt.Fprintf(std.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), strings.Join(sourceNames(srcs), ", "))
 		return
 	}
 	read := func(names []string) ([]load.Source, error) {
 		var out []load.Source
 		for _, n := range names {
-			b, err := readInput(n, io)
+			b, err := readInput(n, std)
 			if err != nil {
 				return nil, err
 			}
@@ -329,7 +329,7 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, io stdio) 
 		kept(err.Error())
 		return
 	}
-	fmt.Fprintf(io.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), strings.Join(sourceNames(configs, orgs), ", "))
+	fmt.Fprintf(std.err, "chock mcp serve: policy %s swapped in from %s\n", short(g.Revision()), strings.Join(sourceNames(configs, orgs), ", "))
 }
 
 // lintWhy says in one line why a policy did not load: its first errors,

@@ -65,15 +65,15 @@ func (o *opaFlags) check(p *policyFlags) error {
 }
 
 // load starts OPA's plugins from --opa-config, or connects to --opa-url.
-func (o *opaFlags) load(ctx context.Context, io stdio) (*load.Policy, error) {
+func (o *opaFlags) load(ctx context.Context, std stdio) (*load.Policy, error) {
 	if o.url != "" {
 		return o.loadRemote(ctx)
 	}
-	raw, err := readInput(o.config, io)
+	raw, err := readInput(o.config, std)
 	if err != nil {
 		return nil, inputError(exitUsage, fmt.Errorf("--opa-config: %w", err))
 	}
-	f, err := fleet.Start(ctx, fleet.Options{Config: raw, Name: displayName(o.config), Wait: o.timeout, Log: io.err, OnSwap: o.onSwap})
+	f, err := fleet.Start(ctx, fleet.Options{Config: raw, Name: displayName(o.config), Wait: o.timeout, Log: std.err, OnSwap: o.onSwap})
 	if err != nil {
 		return nil, inputError(exitFailed, err)
 	}

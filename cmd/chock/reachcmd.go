@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	goio "io"
+	"io"
 	"os"
 	"strings"
 
@@ -16,7 +16,7 @@ import (
 const reachHeader = "# chock reach: what the policy grants, org ceilings applied. Pin it with --write, check it with --check.\n"
 
 // newReachCmd is `chock reach [--org FILE]... [--write FILE | --check FILE] [CONFIG]`.
-func newReachCmd(io stdio) *cobra.Command {
+func newReachCmd(std stdio) *cobra.Command {
 	var (
 		config, write, check string
 		orgs                 []string
@@ -37,15 +37,15 @@ exits 1 when they differ. chock diff compares two policies.`,
 			if write != "" && check != "" {
 				return usageError()
 			}
-			l, err := loadConfigs(cmd, config, args, orgs, keys, io)
+			l, err := loadConfigs(cmd, config, args, orgs, keys, std)
 			if err != nil {
 				return err
 			}
-			if err := refuseErrors(l.Lint(), l.Sources, io, "reach"); err != nil {
+			if err := refuseErrors(l.Lint(), l.Sources, std, "reach"); err != nil {
 				return err
 			}
 			if check != "" {
-				return checkReach(check, l, io)
+				return checkReach(check, l, std)
 			}
 			lines, err := reach.Report(l.Configs[0], l.Orgs)
 			if err != nil {
@@ -53,21 +53,21 @@ exits 1 when they differ. chock diff compares two policies.`,
 			}
 			text := reachHeader + strings.Join(lines, "\n") + "\n"
 			if write != "" {
-				ours := func(r goio.Reader) bool {
+				ours := func(r io.Reader) bool {
 					head := make([]byte, 14)
-					n, _ := goio.ReadFull(r, head)
+					n, _ := io.ReadFull(r, head)
 					return string(head[:n]) == reachHeader[:14]
 				}
 				err := safefile.Check(write, ours, "a reach snapshot (its first line is \"# chock reach\")")
 				if err == nil {
-					err = io.aborts.critical(func() error { return safefile.Write(write, []byte(text), 0o644) })
+					err = std.aborts.critical(func() error { return safefile.Write(write, []byte(text), 0o644) })
 				}
 				if err != nil {
 					return failed(exitFailed, err)
 				}
 				return nil
 			}
-			fmt.Fprint(io.out, text)
+			fmt.Fprint(std.out, text)
 			return nil
 		},
 	}
@@ -83,7 +83,7 @@ exits 1 when they differ. chock diff compares two policies.`,
 
 // checkReach is reach --check FILE: the pinned snapshot against the
 // policy, exit 1 naming what changed.
-func checkReach(check string, l *load.Loaded, io stdio) error {
+func checkReach(check string, l *load.Loaded, std stdio) error {
 	pinned, err := os.ReadFile(check)
 	if err != nil {
 		return failed(exitUsage, err)
@@ -101,13 +101,13 @@ func checkReach(check string, l *load.Loaded, io stdio) error {
 	if len(added) == 0 && len(removed) == 0 {
 		return nil
 	}
-	fmt.Fprintf(io.out, "the policy's reach differs from %s:\n", safetext.Line(check))
+	fmt.Fprintf(std.out, "the policy's reach differs from %s:\n", safetext.Line(check))
 	for _, a := range added {
-		fmt.Fprintf(io.out, "+ newly granted: %s\n", a)
+		fmt.Fprintf(std.out, "+ newly granted: %s\n", a)
 	}
 	for _, r := range removed {
-		fmt.Fprintf(io.out, "- removed: %s\n", r)
+		fmt.Fprintf(std.out, "- removed: %s\n", r)
 	}
-	fmt.Fprintf(io.out, "if this is intended, run: chock reach --write %s\n", safetext.Line(check))
+	fmt.Fprintf(std.out, "if this is intended, run: chock reach --write %s\n", safetext.Line(check))
 	return reported(exitFailed)
 }

@@ -43,23 +43,23 @@ func (f *sessionFlags) add(fs *pflag.FlagSet) {
 }
 
 // open loads the policy and opens a session under it.
-func (f *sessionFlags) open(ctx context.Context, io stdio) (*runtime.Session, *load.Policy, error) {
-	p, err := f.load(ctx, io)
+func (f *sessionFlags) open(ctx context.Context, std stdio) (*runtime.Session, *load.Policy, error) {
+	p, err := f.load(ctx, std)
 	if err != nil {
 		return nil, nil, err
 	}
 	var asker runtime.Asker = runtime.DenyAsker{}
-	_, tty := isTerminal(io.in)
+	_, tty := isTerminal(std.in)
 	switch f.ask {
 	case "prompt":
 		if !tty {
 			return nil, nil, failedf(exitUsage, "--ask prompt needs a terminal on standard input")
 		}
-		asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.Sources}
+		asker = &runtime.TerminalAsker{In: std.in, Out: std.err, Sources: p.Sources}
 	case "deny":
 	case "":
 		if tty {
-			asker = &runtime.TerminalAsker{In: io.in, Out: io.err, Sources: p.Sources}
+			asker = &runtime.TerminalAsker{In: std.in, Out: std.err, Sources: p.Sources}
 		}
 	default:
 		return nil, nil, failedf(exitUsage, "unknown --ask %q (want prompt or deny)", f.ask)
@@ -83,15 +83,15 @@ func (f *sessionFlags) open(ctx context.Context, io stdio) (*runtime.Session, *l
 	if err != nil {
 		return nil, nil, failed(exitFailed, err)
 	}
-	io.aborts.add(s.Abort)
+	std.aborts.add(s.Abort)
 	if f.noSandbox {
-		fmt.Fprintln(io.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
+		fmt.Fprintln(std.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
 	}
 	return s, p, nil
 }
 
 // newRunCmd is `chock run --script FILE`.
-func newRunCmd(io stdio) *cobra.Command {
+func newRunCmd(std stdio) *cobra.Command {
 	var (
 		sf               sessionFlags
 		script           string
@@ -114,7 +114,7 @@ characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 			if script == "" {
 				return usageError()
 			}
-			raw, err := readInput(script, io)
+			raw, err := readInput(script, std)
 			if err != nil {
 				return failed(exitUsage, err)
 			}
@@ -124,36 +124,36 @@ characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 			}
 			ctx := cmd.Context()
 			defer sf.opa.close()
-			s, p, err := sf.open(ctx, io)
+			s, p, err := sf.open(ctx, std)
 			if err != nil {
 				return err
 			}
 			// End is once only: this one stands for a return that did not end the
 			// session itself (a panic unwinding to run's recover).
 			defer s.End("stopped by an internal error")
-			fmt.Fprintf(io.err, "session %s (policy %s), log %s\n", s.ID, short(p.Engine.Revision()), s.LogPath())
+			fmt.Fprintf(std.err, "session %s (policy %s), log %s\n", s.ID, short(p.Engine.Revision()), s.LogPath())
 			sts, err := s.StartServers(ctx)
 			if err != nil {
 				s.End(endReason(ctx, "starting the servers failed"))
 				return failed(exitFailed, err)
 			}
 			for _, st := range sts {
-				printServer(io.err, st)
+				printServer(std.err, st)
 			}
 			failedCalls := false
 			for i, call := range calls {
 				if ctx.Err() != nil {
-					fmt.Fprintf(io.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
+					fmt.Fprintf(std.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
 					break
 				}
 				res, err := s.Run(ctx, call)
 				// Everything printed of a call passes the session's redaction:
 				// the agent's own argv and URL may hold a value it was shown.
 				var buf bytes.Buffer
-				pio := io
+				pio := std
 				pio.out = &buf
 				printResult(pio, i+1, call, res, err, asJSON, p.Sources)
-				io.out.Write(s.Redactor().Bytes(buf.Bytes()))
+				std.out.Write(s.Redactor().Bytes(buf.Bytes()))
 				if err != nil || !succeeded(res) {
 					failedCalls = true
 				}
@@ -211,8 +211,8 @@ func printServer(w io.Writer, st runtime.ServerStatus) {
 
 func short(rev string) string { return eval.ShortRevision(rev) }
 
-func printResult(io stdio, n int, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
-	w, tool := io.out, runtime.ToolNamed(call.Tool)
+func printResult(std stdio, n int, call *runtime.Call, res *runtime.Result, err error, asJSON bool, src diag.Sources) {
+	w, tool := std.out, runtime.ToolNamed(call.Tool)
 	var refused *runtime.RefusedError
 	if asJSON {
 		out := map[string]any{"call": n, "tool": call.Tool, "action": call.Action}
@@ -227,7 +227,7 @@ func printResult(io stdio, n int, call *runtime.Call, res *runtime.Result, err e
 		default:
 			out["status"], out["result"] = "done", res
 		}
-		writeJSON(io, out, false)
+		writeJSON(std, out, false)
 		return
 	}
 	what := tool.Summary(call)

@@ -13,7 +13,7 @@ import (
 )
 
 // newSessionsCmd is `chock sessions list` and `chock sessions show ID [--json]`.
-func newSessionsCmd(io stdio) *cobra.Command {
+func newSessionsCmd(std stdio) *cobra.Command {
 	prefix := map[string]string{prefixAnnotation: "chock sessions"}
 	logDir := func() (string, error) {
 		dir, err := sessionlog.DefaultDir()
@@ -45,7 +45,7 @@ events, and whether it ended.`,
 					state = "ended"
 				}
 				rev := eval.ShortRevision(in.Revision)
-				fmt.Fprintf(io.out, "%s  %s  policy %s  %d events  %s\n", in.ID, in.Start.Format(time.RFC3339), rev, in.Events, state)
+				fmt.Fprintf(std.out, "%s  %s  policy %s  %d events  %s\n", in.ID, in.Start.Format(time.RFC3339), rev, in.Events, state)
 			}
 			return nil
 		},
@@ -69,7 +69,7 @@ key=value; --json prints the events as the log holds them.`,
 					return failed(exitFailed, err)
 				}
 				for _, l := range lines {
-					io.raw.Write(safetext.JSON(append([]byte(l), '\n')))
+					std.raw.Write(safetext.JSON(append([]byte(l), '\n')))
 				}
 				return nil
 			}
@@ -78,13 +78,13 @@ key=value; --json prints the events as the log holds them.`,
 				return failed(exitFailed, err)
 			}
 			for _, ev := range evs {
-				fmt.Fprintln(io.out, eventLine(ev))
+				fmt.Fprintln(std.out, eventLine(ev))
 			}
 			return nil
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the events as the log holds them, one JSON object a line")
-	return newGroupCmd(io, "sessions COMMAND", "the session logs", list, show)
+	return newGroupCmd(std, "sessions COMMAND", "the session logs", list, show)
 }
 
 // eventLine renders an event on one line: time, kind, then key=value.

@@ -161,11 +161,11 @@ func (st *stopper) stop(sig syscall.Signal) {
 // runWithSignals runs a command as the chock process does: under the stop
 // signals. It returns the exit code: the command's own, or 128+n when a
 // signal stopped it.
-func runWithSignals(args []string, io stdio) int {
+func runWithSignals(args []string, std stdio) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	st := &stopper{ab: &aborts{}, cancel: cancel, errw: io.err}
-	io.aborts = st.ab
+	st := &stopper{ab: &aborts{}, cancel: cancel, errw: std.err}
+	std.aborts = st.ab
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stopSignals...)
 	// With SIGPIPE notified, a write to a closed pipe fails with EPIPE
@@ -188,8 +188,8 @@ func runWithSignals(args []string, io stdio) int {
 		}
 	}()
 	closed := func() { st.stop(syscall.SIGPIPE) }
-	io.out, io.err = pipeWatch{io.out, closed}, pipeWatch{io.err, closed}
-	code := run(ctx, args, io)
+	std.out, std.err = pipeWatch{std.out, closed}, pipeWatch{std.err, closed}
+	code := run(ctx, args, std)
 	if s := st.first.Load(); s != 0 {
 		return exitCodeFor(syscall.Signal(s))
 	}

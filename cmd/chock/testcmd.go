@@ -20,7 +20,7 @@ var testFormats = []string{"text", "json", "junit"}
 
 // newTestCmd is `chock test [--org FILE]... [--format text|json|junit]
 // [--coverage] [--threshold PCT] [--run REGEX] [-v] [CONFIG]`.
-func newTestCmd(io stdio) *cobra.Command {
+func newTestCmd(std stdio) *cobra.Command {
 	var (
 		pf                policyFlags
 		coverage, verbose bool
@@ -74,7 +74,7 @@ gives; CI systems read it as test results.`,
 			}
 			pf.config = files[0]
 			ctx := cmd.Context()
-			p, err := pf.load(ctx, io)
+			p, err := pf.load(ctx, std)
 			if err != nil {
 				return err
 			}
@@ -87,7 +87,7 @@ gives; CI systems read it as test results.`,
 					}
 				}
 				if len(cfg.Expect) == 0 {
-					fmt.Fprintf(io.err, "chock test: no expectation's action matches --run %s\n", strconv.Quote(runPattern))
+					fmt.Fprintf(std.err, "chock test: no expectation's action matches --run %s\n", strconv.Quote(runPattern))
 				}
 			}
 			start := time.Now()
@@ -100,11 +100,11 @@ gives; CI systems read it as test results.`,
 			rep := testReport{results: results, coverage: cov, policy: p, elapsed: elapsed, started: start}
 			switch format {
 			case "json":
-				err = writeJSON(io, rep.json(), true)
+				err = writeJSON(std, rep.json(), true)
 			case "junit":
-				err = rep.writeJUnit(io)
+				err = rep.writeJUnit(std)
 			default:
-				rep.writeText(io, verbose, coverage || cmd.Flags().Changed("threshold"), coverage)
+				rep.writeText(std, verbose, coverage || cmd.Flags().Changed("threshold"), coverage)
 			}
 			if err != nil {
 				return failed(exitFailed, err)
@@ -114,7 +114,7 @@ gives; CI systems read it as test results.`,
 				code = exitFailed
 			}
 			if cmd.Flags().Changed("threshold") && cov.Below(minimum) {
-				fmt.Fprintf(io.err, "chock test: coverage %s is below --threshold %s%%\n", pct(cov.Percent()), strconv.FormatFloat(minimum, 'f', -1, 64))
+				fmt.Fprintf(std.err, "chock test: coverage %s is below --threshold %s%%\n", pct(cov.Percent()), strconv.FormatFloat(minimum, 'f', -1, 64))
 				code = exitFailed
 			}
 			return reported(code)
@@ -168,29 +168,29 @@ func (r *testReport) failed() int {
 
 // writeText is the default output: a line per failure (and with verbose
 // per pass), the coverage when asked, then N passed, N failed.
-func (r *testReport) writeText(io stdio, verbose, showCoverage, listUncovered bool) {
+func (r *testReport) writeText(std stdio, verbose, showCoverage, listUncovered bool) {
 	for _, res := range r.results {
 		x := res.Expect
 		where := x.Span.String()
 		if res.Passed() {
 			if verbose {
-				fmt.Fprintf(io.out, "%s: ok %s at %s: %s\n", where, x.Action.Value, x.Phase.Value, eval.Describe(res.Got))
+				fmt.Fprintf(std.out, "%s: ok %s at %s: %s\n", where, x.Action.Value, x.Phase.Value, eval.Describe(res.Got))
 			}
 			continue
 		}
-		fmt.Fprintf(io.out, "%s: FAIL %s at %s: %s\n    decided: %s\n", where, x.Action.Value, x.Phase.Value, res.Failure, eval.Describe(res.Got))
+		fmt.Fprintf(std.out, "%s: FAIL %s at %s: %s\n    decided: %s\n", where, x.Action.Value, x.Phase.Value, res.Failure, eval.Describe(res.Got))
 	}
 	if listUncovered {
 		for _, l := range r.coverage.Layers {
 			for _, rule := range l.NotCovered {
-				fmt.Fprintf(io.out, "%s: not covered: %s rule %q (%s)\n", rule.Span, l.Layer, rule.Pattern, rule.Decision)
+				fmt.Fprintf(std.out, "%s: not covered: %s rule %q (%s)\n", rule.Span, l.Layer, rule.Pattern, rule.Decision)
 			}
 		}
 	}
 	if showCoverage {
-		fmt.Fprintf(io.out, "coverage: %s\n", coverageLine(r.coverage))
+		fmt.Fprintf(std.out, "coverage: %s\n", coverageLine(r.coverage))
 	}
-	fmt.Fprintf(io.out, "%d passed, %d failed\n", len(r.results)-r.failed(), r.failed())
+	fmt.Fprintf(std.out, "%d passed, %d failed\n", len(r.results)-r.failed(), r.failed())
 }
 
 // coverageLine is the coverage in a line: 25.0% of rules (3 of 12):

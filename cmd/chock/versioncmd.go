@@ -13,7 +13,7 @@ import (
 const opaModule = "github.com/open-policy-agent/opa"
 
 // newVersionCmd is `chock version`.
-func newVersionCmd(io stdio) *cobra.Command {
+func newVersionCmd(std stdio) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "print chock's version, and the Go and OPA it was built with",
@@ -22,15 +22,15 @@ work tree), the Go version it was built with and the version of OPA it
 decides with. chock --version prints the same.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeVersion(io)
+			return writeVersion(std)
 		},
 	}
 }
 
 // writeVersion prints versionText for this binary.
-func writeVersion(io stdio) error {
+func writeVersion(std stdio) error {
 	bi, ok := debug.ReadBuildInfo()
-	fmt.Fprint(io.out, versionText(bi, ok))
+	fmt.Fprint(std.out, versionText(bi, ok))
 	return nil
 }
 

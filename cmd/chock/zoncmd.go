@@ -7,7 +7,7 @@ import (
 )
 
 // newZONCmd is `chock zon json [--tagged] FILE|-`.
-func newZONCmd(io stdio) *cobra.Command {
+func newZONCmd(std stdio) *cobra.Command {
 	var tagged bool
 	jsonCmd := &cobra.Command{
 		Use:   "json [--tagged] FILE|-",
@@ -20,7 +20,7 @@ input: exit 1 and one FILE:LINE:COL: message line on stderr.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			src, err := readInput(name, io)
+			src, err := readInput(name, std)
 			if err != nil {
 				return inputError(exitUsage, err)
 			}
@@ -32,10 +32,10 @@ input: exit 1 and one FILE:LINE:COL: message line on stderr.`,
 			if tagged {
 				out = zon.TaggedJSON(v)
 			}
-			io.raw.Write(safetext.JSON(append(out, '\n')))
+			std.raw.Write(safetext.JSON(append(out, '\n')))
 			return nil
 		},
 	}
 	jsonCmd.Flags().BoolVar(&tagged, "tagged", false, "print the lossless tagged form ({\"int\":\"1\"}, {\"struct\":[...]}, ...)")
-	return newGroupCmd(io, "zon COMMAND", "read ZON documents", jsonCmd)
+	return newGroupCmd(std, "zon COMMAND", "read ZON documents", jsonCmd)
 }
