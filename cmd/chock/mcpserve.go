@@ -20,9 +20,7 @@ import (
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/netaddr"
 	"github.com/chockhq/chock/runtime"
-	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/gateway"
-	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -35,12 +33,9 @@ const tokenEnv = "CHOCK_GATEWAY_TOKEN"
 // connects to.
 func newMCPServeCmd(std stdio) *cobra.Command {
 	var (
-		pf              policyFlags
-		addr, ask       string
-		noSandbox       bool
-		writable        []string
-		discoverTimeout time.Duration
-		callTimeout     time.Duration
+		pf        policyFlags
+		cf        callFlags
+		addr, ask string
 	)
 	c := &cobra.Command{
 		Use:   "serve [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--http ADDR] [--ask elicit|prompt|deny]",
@@ -81,8 +76,8 @@ and printed once on stderr.`,
 				}
 				listen = ap.String()
 			}
-			if discoverTimeout <= 0 || callTimeout <= 0 {
-				return failedf(exitUsage, "--mcp-discover-timeout and --mcp-call-timeout must be positive")
+			if err := cf.check(); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			var prompter *runtime.TerminalAsker
@@ -106,20 +101,16 @@ and printed once on stderr.`,
 			if err != nil {
 				return err
 			}
-			storeKind := p.Engine.Meta().Credentials
-			if p.Config != nil {
-				storeKind = p.Config.Credentials.Store.Value
-			}
-			store, err := credstore.Open(storeKind, credstore.Options{})
+			o, err := cf.options(p, pf.files(), std.err)
 			if err != nil {
-				return failed(exitFailed, err)
+				return err
 			}
 			g, err := gateway.New(gateway.Options{
 				Engine: p.Engine, Config: p.Config, Sources: p.Sources,
 				NewSession: func(ctx context.Context, asker runtime.Asker) (*runtime.Session, error) {
-					return runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
-						MCP: runtime.MCPOptions{DiscoverTimeout: discoverTimeout, CallTimeout: callTimeout}, NoSandbox: noSandbox,
-						Writable: writable, Protect: pf.files()})
+					o := o
+					o.Asker = asker
+					return runtime.New(ctx, o)
 				},
 				Ask: mode, Prompter: prompter, Log: std.err, Version: moduleVersion(),
 			})
@@ -128,9 +119,6 @@ and printed once on stderr.`,
 			}
 			swapTo.Store(g)
 			std.aborts.add(g.Abort)
-			if noSandbox {
-				fmt.Fprintln(std.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
-			}
 			watchCtx, stopWatch := context.WithCancel(ctx)
 			defer stopWatch()
 			if files := pf.watched(); len(files) > 0 && !pf.opa.given() {
@@ -170,10 +158,7 @@ and printed once on stderr.`,
 	pf.opa.add(c.Flags())
 	c.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
 	c.Flags().StringVar(&ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
-	c.Flags().BoolVar(&noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); each session's log records it")
-	c.Flags().StringArrayVar(&writable, "writable", nil, "let exec calls write `DIR` too (repeatable); besides it only the working directory and the temporary folders are writable inside a call")
-	c.Flags().DurationVar(&discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
-	c.Flags().DurationVar(&callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
+	cf.add(c.Flags())
 	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"elicit", "prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

@@ -24,26 +24,68 @@ import (
 // sessionFlags are the flags of a command that opens a session.
 type sessionFlags struct {
 	policyFlags
-	ask             string
+	callFlags
+	ask string
+}
+
+// add adds the policy flags, --ask, the MCP budgets and the sandbox's.
+func (f *sessionFlags) add(fs *pflag.FlagSet) {
+	f.policyFlags.add(fs)
+	f.opa.add(fs)
+	fs.StringVar(&f.ask, "ask", "", "answer ask decisions by `HOW`: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
+	f.callFlags.add(fs)
+}
+
+// callFlags are the flags of what a session's calls may take: the MCP
+// budgets and the sandbox. chock run and chock mcp serve share them.
+type callFlags struct {
 	discoverTimeout time.Duration
 	callTimeout     time.Duration
 	noSandbox       bool
 	writable        []string
 }
 
-// add adds the policy flags, --ask and the MCP budgets.
-func (f *sessionFlags) add(fs *pflag.FlagSet) {
-	f.policyFlags.add(fs)
-	f.opa.add(fs)
-	fs.StringVar(&f.ask, "ask", "", "answer ask decisions by `HOW`: prompt (on a terminal) or deny; default prompt on a terminal, deny otherwise")
+func (f *callFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.discoverTimeout, "mcp-discover-timeout", mcpconn.DiscoverTimeout, "the `DURATION` an MCP server has to start and list its tools")
 	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
-	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); the session log records it")
+	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); each session's log records it")
 	fs.StringArrayVar(&f.writable, "writable", nil, "let exec calls write `DIR` too (repeatable); besides it only the working directory and the temporary folders are writable inside a call")
+}
+
+// check says what is wrong with the flags, a usage error.
+func (f *callFlags) check() error {
+	if f.discoverTimeout <= 0 || f.callTimeout <= 0 {
+		return failedf(exitUsage, "--mcp-discover-timeout and --mcp-call-timeout must be positive")
+	}
+	return nil
+}
+
+// options are the options of a session under policy p, its asker left to
+// the caller: the credential store the policy names (the config's, or the
+// one a bundle recorded when it was compiled), the budgets and the
+// sandbox. The warning that --no-sandbox gives goes to w.
+func (f *callFlags) options(p *load.Policy, protect []string, w io.Writer) (runtime.Options, error) {
+	storeKind := p.Engine.Meta().Credentials
+	if p.Config != nil {
+		storeKind = p.Config.Credentials.Store.Value
+	}
+	store, err := credstore.Open(storeKind, credstore.Options{})
+	if err != nil {
+		return runtime.Options{}, failed(exitFailed, err)
+	}
+	if f.noSandbox {
+		fmt.Fprintln(w, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
+	}
+	return runtime.Options{Engine: p.Engine, Config: p.Config, Store: store,
+		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}, NoSandbox: f.noSandbox,
+		Writable: f.writable, Protect: protect}, nil
 }
 
 // open loads the policy and opens a session under it.
 func (f *sessionFlags) open(ctx context.Context, std stdio) (*runtime.Session, *load.Policy, error) {
+	if err := f.check(); err != nil {
+		return nil, nil, err
+	}
 	p, err := f.load(ctx, std)
 	if err != nil {
 		return nil, nil, err
@@ -64,29 +106,16 @@ func (f *sessionFlags) open(ctx context.Context, std stdio) (*runtime.Session, *
 	default:
 		return nil, nil, failedf(exitUsage, "unknown --ask %q (want prompt or deny)", f.ask)
 	}
-	if f.discoverTimeout <= 0 || f.callTimeout <= 0 {
-		return nil, nil, failedf(exitUsage, "--mcp-discover-timeout and --mcp-call-timeout must be positive")
-	}
-	// The store the policy names: the config's, or the one a bundle
-	// recorded when it was compiled.
-	storeKind := p.Engine.Meta().Credentials
-	if p.Config != nil {
-		storeKind = p.Config.Credentials.Store.Value
-	}
-	store, err := credstore.Open(storeKind, credstore.Options{})
+	o, err := f.options(p, f.files(), std.err)
 	if err != nil {
-		return nil, nil, failed(exitFailed, err)
+		return nil, nil, err
 	}
-	s, err := runtime.New(ctx, runtime.Options{Engine: p.Engine, Config: p.Config, Store: store, Asker: asker,
-		MCP: runtime.MCPOptions{DiscoverTimeout: f.discoverTimeout, CallTimeout: f.callTimeout}, NoSandbox: f.noSandbox,
-		Writable: f.writable, Protect: f.files()})
+	o.Asker = asker
+	s, err := runtime.New(ctx, o)
 	if err != nil {
 		return nil, nil, failed(exitFailed, err)
 	}
 	std.aborts.add(s.Abort)
-	if f.noSandbox {
-		fmt.Fprintln(std.err, "chock: --no-sandbox: exec calls run without a sandbox, and the programs they start are not checked")
-	}
 	return s, p, nil
 }
 
