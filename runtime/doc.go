@@ -1,4 +1,4 @@
 // Package runtime runs agent sessions under a compiled policy: brokered
 // actions through one interceptor chain, secrets injected and redacted, MCP
-// servers started and reached under policy, every event logged (SPEC §7–9).
+// servers started and reached under policy, every event logged.
 package runtime

@@ -50,7 +50,7 @@ func lookalike(name string) string {
 	return ""
 }
 
-// MCPOptions tune how servers are reached; zero values are seed 000's.
+// MCPOptions tune how servers are reached; zero values are the defaults (mcpconn.DiscoverTimeout, mcpconn.CallTimeout).
 type MCPOptions struct {
 	// DiscoverTimeout bounds starting a server and reading its tools (10 s).
 	DiscoverTimeout time.Duration
@@ -314,7 +314,7 @@ func (s *Session) serverSecrets(ctx context.Context, name string, remote bool, h
 	return "", nil
 }
 
-// logExchange writes one mcp.request, exactly as seed 000 shows it: why an
+// logExchange writes one mcp.request, in the one shape the session log gives it: why an
 // exchange failed is on the server.dropped or tool.result line it led to.
 func (s *Session) logExchange(x mcpconn.Exchange) {
 	fields := []sessionlog.Field{sessionlog.F("server", x.Server)}

@@ -2,7 +2,7 @@
 // brokered action passes one interceptor chain — audit, time limit,
 // policy, secrets, redaction, the action — secrets are injected into the
 // one call that may hold them and redacted from everything written, and
-// every decision and exchange goes to the session log (SPEC §7–9).
+// every decision and exchange goes to the session log.
 package runtime
 
 import (
@@ -52,7 +52,7 @@ type Options struct {
 	// LogDir is where the session log goes (sessionlog.DefaultDir by default).
 	LogDir string
 	// CallTimeout bounds a program or fetch_url call that names no time
-	// limit (default mcpconn.CallTimeout, seed 000's 60 s a call); an MCP
+	// limit (default mcpconn.CallTimeout, 60 s a call); an MCP
 	// tool call has MCP.CallTimeout.
 	CallTimeout time.Duration
 	// TempDir is where file-bound secrets are written (os.TempDir by default).

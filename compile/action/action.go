@@ -1,4 +1,4 @@
-// Package action holds chock's action names and patterns (SPEC §5): parsing
+// Package action holds chock's action names and patterns: parsing
 // patterns with precise errors, the specificity order, matching, the one
 // host normaliser every namespace uses, and a segment trie that finds the
 // most specific rule for an action. It is the reference the compiled OPA

@@ -20,7 +20,7 @@ const (
 // Name rules, one each, for lint, login and the run time.
 
 // ValidSecretName says whether s can name a secret: letters, digits and
-// '_' (seed 001), so secret.use.NAME is one action and never a class.
+// '_', so secret.use.NAME is one action and never a class.
 func ValidSecretName(s string) bool { return s != "" && all(s, isWord) }
 
 // SecretNameRule words ValidSecretName for a message.

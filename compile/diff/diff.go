@@ -1,4 +1,4 @@
-// Package diff compares two policies exactly (SPEC §11): every region of
+// Package diff compares two policies exactly: every region of
 // the action space where the effective decision of either phase changed,
 // with a witness action and the rule that decides on each side; the
 // secrets each program region or server is newly offered or no longer

@@ -190,7 +190,7 @@ func (l *linter) namespace(r *config.Rule) {
 }
 
 // runsOthers are programs that run other programs: allowing one reaches
-// everything, whatever exec.path rules deny (seed 003's hidden reach).
+// everything, whatever exec.path rules deny (its hidden reach).
 var runsOthers = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "csh": true, "tcsh": true,
 	"env": true, "xargs": true, "sudo": true, "doas": true, "su": true, "nohup": true, "timeout": true,

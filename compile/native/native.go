@@ -1,5 +1,5 @@
 // Package native decides actions against a project policy and its org
-// ceilings in plain Go, with SPEC §6 semantics: per layer the most specific
+// ceilings in plain Go, with chock's decision rules: per layer the most specific
 // matching rule decides (identical patterns: deny beats ask beats allow),
 // else the layer's default; the effective decision is the most restrictive
 // of all layers; at start, ask reads as deny. Lint uses it, and it is the

@@ -220,7 +220,7 @@ func (r *reporter) server(srv *config.Server) error {
 }
 
 // program reports a .programs entry: the files it is pinned to, and the
-// hidden reach its declared calls give it (seed 003's hiddenReach): each
+// hidden reach its declared calls give it (the hidden reach): each
 // runs inside the program's calls unless the project denies or asks it by
 // name or an org ceiling does not allow it, as the run time decides.
 func (r *reporter) program(p *config.Program) {

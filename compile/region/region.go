@@ -1,4 +1,4 @@
-// Package region partitions the action space (SPEC §5: actions of up to
+// Package region partitions the action space (actions of up to
 // action.MaxSegments non-empty segments) by a set of patterns into
 // regions: disjoint sets of actions on which every pattern of the set
 // matches all the actions or none. Every decision chock makes depends on

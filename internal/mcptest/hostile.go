@@ -15,7 +15,7 @@ import (
 // Fault is what a Hostile server does wrong.
 type Fault string
 
-// The faults of seed 000's table, one per server.
+// The faults a hostile MCP server can show, one per server.
 const (
 	Honest         Fault = ""
 	Redirect       Fault = "redirect"         // 307 to another host, on every POST

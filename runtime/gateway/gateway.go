@@ -1,4 +1,4 @@
-// Package gateway is chock's second driver (SPEC §9): the MCP server a
+// Package gateway is chock's second driver: the MCP server a
 // real agent client connects to (chock mcp serve). Each connection is one
 // agent session, opened as chock run opens one, and every tools/call it
 // receives is mapped onto the same driver.ToolCall → runtime.Session path

@@ -272,7 +272,7 @@ func (d *httpDialer) classify(about string, err error) *Error {
 }
 
 // earlyEnd is chock's own sentence for a reply stream that ended before
-// the reply (seed 000: the call fails and says so).
+// the reply (the call fails and says so).
 const earlyEnd = "the stream ended before the reply arrived; the call failed, and nothing of it reached the model"
 
 // reachError words a failure to reach the server at all in chock's
