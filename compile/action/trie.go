@@ -1,5 +1,7 @@
 package action
 
+import "maps"
+
 // Trie finds the most specific pattern matching an action. Each node has
 // literal children, a one-segment '*' child and a trailing '*' child; a
 // depth-first walk that tries them in that order meets the most specific
@@ -144,25 +146,12 @@ type Shape interface {
 func (t *Trie[T]) Shape() Shape { return &t.root }
 
 func (n *trieNode[T]) Literal(seg string) (Shape, bool) {
-	if c := n.lit[seg]; c != nil {
-		return c, true
-	}
-	return nil, false
+	c, ok := n.lit[seg]
+	return c, ok
 }
 
-func (n *trieNode[T]) Star() (Shape, bool) {
-	if n.star != nil {
-		return n.star, true
-	}
-	return nil, false
-}
+func (n *trieNode[T]) Star() (Shape, bool) { return n.star, n.star != nil }
 
-func (n *trieNode[T]) Literals(yield func(string) bool) {
-	for s := range n.lit {
-		if !yield(s) {
-			return
-		}
-	}
-}
+func (n *trieNode[T]) Literals(yield func(string) bool) { maps.Keys(n.lit)(yield) }
 
 func (n *trieNode[T]) NumLiterals() int { return len(n.lit) }

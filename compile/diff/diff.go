@@ -161,27 +161,15 @@ func (r *Report) Empty() bool {
 
 // Widened says whether anything widened.
 func (r *Report) Widened() bool {
-	for _, c := range r.Changes {
-		if c.Kind == Widened {
-			return true
-		}
-	}
-	for _, s := range r.Secrets {
-		if s.Kind == Widened {
-			return true
-		}
-	}
-	for _, s := range r.Servers {
-		if s.Kind == Widened {
-			return true
-		}
-	}
-	for _, p := range r.Programs {
-		if p.Kind == Widened {
-			return true
-		}
-	}
-	return false
+	return widens(r.Changes, func(c Change) string { return c.Kind }) ||
+		widens(r.Secrets, func(c SecretChange) string { return c.Kind }) ||
+		widens(r.Servers, func(c ServerChange) string { return c.Kind }) ||
+		widens(r.Programs, func(c ProgramChange) string { return c.Kind })
+}
+
+// widens says whether a change of list widened, kind reading its kind.
+func widens[T any](list []T, kind func(T) string) bool {
+	return slices.ContainsFunc(list, func(c T) bool { return kind(c) == Widened })
 }
 
 // Diff compares the policy before a change with the policy after it.

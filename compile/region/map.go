@@ -216,25 +216,12 @@ func (m *Map[V]) Get(a action.Action) V {
 func (m *Map[V]) Shape() action.Shape { return &m.root }
 
 func (n *mnode[V]) Literal(seg string) (action.Shape, bool) {
-	if c := n.lits[seg]; c != nil {
-		return c, true
-	}
-	return nil, false
+	c, ok := n.lits[seg]
+	return c, ok
 }
 
-func (n *mnode[V]) Star() (action.Shape, bool) {
-	if n.other != nil {
-		return n.other, true
-	}
-	return nil, false
-}
+func (n *mnode[V]) Star() (action.Shape, bool) { return n.other, n.other != nil }
 
-func (n *mnode[V]) Literals(yield func(string) bool) {
-	for s := range n.lits {
-		if !yield(s) {
-			return
-		}
-	}
-}
+func (n *mnode[V]) Literals(yield func(string) bool) { maps.Keys(n.lits)(yield) }
 
 func (n *mnode[V]) NumLiterals() int { return len(n.lits) }
