@@ -20,6 +20,7 @@ import (
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/internal/boundread"
 	"github.com/chockhq/chock/internal/netaddr"
 	"github.com/chockhq/chock/internal/safetext"
 )
@@ -314,7 +315,7 @@ func (r *remoteOPA) ask(ctx context.Context, method, path string, body any, limi
 		return nil, r.refused(resp), fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var out opaResponse
-	dec := json.NewDecoder(&limitedReader{r: resp.Body, left: limit})
+	dec := json.NewDecoder(boundread.New(resp.Body, limit, func() error { return errTooLarge }))
 	dec.UseNumber()
 	err = dec.Decode(&out)
 	if err == nil {
@@ -340,32 +341,8 @@ func (r *remoteOPA) ask(ctx context.Context, method, path string, body any, limi
 // paths it knows).
 var errRefusedPath = errors.New("the path is refused")
 
-// errTooLarge is a limitedReader's error past its limit.
+// errTooLarge is the error of a read past an answer's limit.
 var errTooLarge = errors.New("the answer is too large")
-
-// limitedReader reads at most left bytes, and fails past them rather than
-// ending as if the answer were complete.
-type limitedReader struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		var one [1]byte
-		n, err := l.r.Read(one[:])
-		if n > 0 {
-			return 0, errTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
 
 // unreached words a request that got no answer: the budget spent, the
 // caller gone, the connection refused or broken.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chockhq/chock/runtime/credstore/keyringtest"
+	"github.com/chockhq/chock/internal/keyringtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -41,7 +41,7 @@ func keyringCondition(cond string) (bool, error) {
 }
 
 // keyringCmd runs a private Secret Service for a script (see
-// runtime/credstore/keyringtest):
+// internal/keyringtest):
 //
 //	keyring start        start it, and point the script's environment at it
 //	keyring lock         lock its login keyring

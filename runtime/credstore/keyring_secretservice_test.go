@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/compile/config"
-	"github.com/chockhq/chock/runtime/credstore/keyringtest"
+	"github.com/chockhq/chock/internal/keyringtest"
 )
 
 // keyringPassword unlocks the private test keyring; made up.

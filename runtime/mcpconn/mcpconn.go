@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -514,37 +513,8 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// limitedBody fails a read past the bound instead of truncating.
-type limitedBody struct {
-	r     io.ReadCloser
-	left  int64
-	bound int64
-	hit   func()
-}
-
 // ErrReplyBound is wrapped by a reply that passed the bound.
 var ErrReplyBound = errors.New("the reply passed the bound")
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more tells a reply of exactly the bound from a longer one.
-		var one [1]byte
-		n, err := b.r.Read(one[:])
-		if n > 0 {
-			b.hit()
-			return 0, fmt.Errorf("%w of %d bytes", ErrReplyBound, b.bound)
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.r.Close() }
 
 // bytesHuman prints a bound the way the seed says it.
 func bytesHuman(n int64) string {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/chockhq/chock/internal/boundread"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
@@ -233,9 +234,10 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(peek), resp.Body), resp.Body}
 	}
-	resp.Body = &limitedBody{r: resp.Body, left: g.d.bound, bound: g.d.bound, hit: func() {
+	resp.Body = boundread.New(resp.Body, g.d.bound, func() error {
 		g.d.update(func(st *exchState) { st.bound = true })
-	}}
+		return fmt.Errorf("%w of %d bytes", ErrReplyBound, g.d.bound)
+	})
 	return resp, nil
 }
 
