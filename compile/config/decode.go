@@ -34,7 +34,7 @@ const (
 )
 
 // Blocks are the top-level fields of chock.zon this toolchain reads.
-var Blocks = []string{"policy", "secrets", "mcp_servers", "programs", "credentials", "expect"}
+var Blocks = configBlock.known
 
 type decoder struct {
 	file  string
@@ -93,46 +93,7 @@ func Decode(t *zon.Tree) (*Config, diag.List) {
 	root := t.Root()
 	c := &Config{File: t.File, Span: root.Span()}
 	c.Policy.Span = c.Span
-	for i, n := 0, d.fields(root, "the file", nil); i < n; i++ {
-		f, _ := d.field(root, i, "the file", nil)
-		switch f.Name {
-		case "policy":
-			c.Policy = d.policy(f.Value)
-		case "secrets":
-			for j, n := 0, d.listLen(f.Value, ".secrets"); j < n; j++ {
-				if s := d.secret(f.Value.Elem(j)); s != nil {
-					c.Secrets = append(c.Secrets, s)
-				}
-			}
-		case "mcp_servers":
-			for j, n := 0, d.listLen(f.Value, ".mcp_servers"); j < n; j++ {
-				if s := d.server(f.Value.Elem(j)); s != nil {
-					c.Servers = append(c.Servers, s)
-				}
-			}
-		case "programs":
-			for j, n := 0, d.listLen(f.Value, ".programs"); j < n; j++ {
-				if p := d.program(f.Value.Elem(j)); p != nil {
-					c.Programs = append(c.Programs, p)
-				}
-			}
-		case "credentials":
-			c.Credentials = d.credentials(f.Value)
-		case "expect":
-			for j, n := 0, d.listLen(f.Value, ".expect"); j < n; j++ {
-				if x := d.expectation(f.Value.Elem(j)); x != nil {
-					c.Expect = append(c.Expect, x)
-				}
-			}
-		default:
-			// The rest of Chock reads other top-level fields; a near miss of
-			// one of ours is a typo.
-			if near := nearest(f.Name, Blocks); near != "" {
-				d.add(f.NameSpan(), diag.Error, CodeUnknownBlock,
-					fmt.Sprintf("unknown block .%s", f.Name), fmt.Sprintf("did you mean .%s?", near))
-			}
-		}
-	}
+	configBlock.decode(d, root, c)
 	return c, d.diags
 }
 
@@ -143,64 +104,11 @@ func DecodeOrg(t *zon.Tree) (*Org, diag.List) {
 	o := &Org{File: t.File, Span: root.Span()}
 	o.Policy.Span = o.Span
 	o.Policy.Default.Value = Allow // an org layer with no default sets no ceiling
-	hasName := false
-	const what = "an org bundle source"
-	known := []string{"name", "version", "policy"}
-	for i, n := 0, d.fields(root, what, known); i < n; i++ {
-		f, ok := d.field(root, i, what, known)
-		if !ok {
-			continue
-		}
-		switch f.Name {
-		case "name":
-			o.Name, hasName = d.text(f.Value, ".name")
-			if hasName && o.Name.Value == "" {
-				d.add(f.Value.Span(), diag.Error, CodeOrgName, "the org bundle's .name is empty", "name the organisation, such as .name = \"acme\"")
-			}
-		case "version":
-			o.Version, _ = d.text(f.Value, ".version")
-		case "policy":
-			def := o.Policy.Default
-			o.Policy = d.policy(f.Value)
-			if !o.Policy.Default.Set {
-				o.Policy.Default = def
-			}
-		case "secrets":
-			d.add(f.NameSpan(), diag.Error, CodeOrgSecrets, "an org bundle cannot hold .secrets",
-				"there is no org layer for secrets: an org may only narrow, so move secret entries to the project's chock.zon")
-		case "mcp_servers":
-			d.add(f.NameSpan(), diag.Error, CodeOrgServers, "an org bundle cannot hold .mcp_servers",
-				"servers are configured by the project; an org narrows them through .policy rules such as mcp.<server>.*")
-		case "programs":
-			d.add(f.NameSpan(), diag.Error, CodeOrgPrograms, "an org bundle cannot hold .programs",
-				"programs are pinned by the project; an org narrows what runs through exec.path rules")
-		}
-	}
-	if !hasName {
-		d.add(startSpan(o.Span), diag.Error, CodeOrgName, "the org bundle has no .name", "add .name = \"your-org\"")
+	name := orgBlock.index("name")
+	if g, _ := orgBlock.decode(d, root, o); !g.has(name) {
+		d.add(startSpan(o.Span), diag.Error, CodeOrgName, "the org bundle has no .name", "add "+orgBlock.fields[name].need)
 	}
 	return o, d.diags
-}
-
-// require reports every needed field the entry v lacks; it returns true
-// when none is missing.
-func (d *decoder) require(v zon.Node, what string, needs ...need) bool {
-	ok := true
-	for _, n := range needs {
-		if !n.given {
-			d.add(startSpan(v.Span()), diag.Error, CodeMissingField, fmt.Sprintf("%s needs .%s", what, n.field), "add "+n.example)
-			ok = false
-		}
-	}
-	return ok
-}
-
-// need is a field an entry must have: its name, whether it was given,
-// and an example for the hint.
-type need struct {
-	field   string
-	given   bool
-	example string
 }
 
 func startSpan(s diag.Span) diag.Span {
@@ -251,51 +159,17 @@ type field struct {
 // NameSpan is where the field's name is written.
 func (f field) NameSpan() diag.Span { return f.strct.FieldNameSpan(f.index) }
 
-// fields checks that v is a struct (an empty literal counts as one with no
-// fields) and returns how many fields it has. With known non-nil, every
-// field not in it is an unknown-field error with a did-you-mean, and field
-// skips it.
-func (d *decoder) fields(v zon.Node, what string, known []string) int {
-	var n int
+// structLen checks that v, named what, is a struct (an empty literal
+// counts as one with no fields) and returns how many fields it has.
+func (d *decoder) structLen(v zon.Node, what string) int {
 	switch v.Kind() {
 	case zon.KindEmpty:
 		return 0
 	case zon.KindStruct:
-		n = v.Len()
-	default:
-		d.wrongType(v, what, "a struct .{ .field = value, ... }")
-		return 0
+		return v.Len()
 	}
-	for i := 0; i < n && known != nil; i++ {
-		if name := v.FieldName(i); !isKnown(name, what, known) {
-			hint := "known fields: ." + strings.Join(known, ", .")
-			if near := nearest(name, known); near != "" {
-				hint = fmt.Sprintf("did you mean .%s?", near)
-			}
-			d.add(v.FieldNameSpan(i), diag.Error, CodeUnknownField, fmt.Sprintf("unknown field .%s in %s", name, what), hint)
-		}
-	}
-	return n
-}
-
-func isKnown(name, what string, known []string) bool {
-	return known == nil || contains(known, name) || (what == "an org bundle source" && (name == "secrets" || name == "mcp_servers" || name == "programs"))
-}
-
-// field returns field i of struct v; ok is false for a field fields
-// reported as unknown.
-func (d *decoder) field(v zon.Node, i int, what string, known []string) (f field, ok bool) {
-	f = field{Name: v.FieldName(i), Value: v.FieldValue(i), strct: v, index: i}
-	return f, isKnown(f.Name, what, known)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	d.wrongType(v, what, "a struct .{ .field = value, ... }")
+	return 0
 }
 
 // listLen checks that v is a list (or an empty literal) and returns how
@@ -407,46 +281,34 @@ func (d *decoder) decision(v zon.Node, what string) (Decision, bool) {
 	return Decision(i), ok
 }
 
+// policy decodes a .policy block.
 func (d *decoder) policy(v zon.Node) Policy {
 	p := Policy{Span: v.Span(), Written: true}
-	known := []string{"default", "allow", "ask", "deny", "rules"}
-	for i, n := 0, d.fields(v, ".policy", known); i < n; i++ {
-		f, ok := d.field(v, i, ".policy", known)
+	policyBlock.decode(d, v, &p)
+	return p
+}
+
+// patternList reads the .allow, .ask or .deny list f of a .policy block:
+// a rule of that decision for each pattern.
+func (d *decoder) patternList(f field, p *Policy) outcome {
+	dec, _ := ParseDecision(f.Name)
+	if k := f.Value.Kind(); f.Name == "allow" && (k == zon.KindTuple || k == zon.KindEmpty) {
+		p.Allow = Field[struct{}]{Span: f.Value.Span(), Set: true}
+	}
+	var decisionSpan diag.Span
+	for j, n := 0, d.listLen(f.Value, ".policy."+f.Name); j < n; j++ {
+		t, ok := d.text(f.Value.Elem(j), "an entry of .policy."+f.Name)
 		if !ok {
 			continue
 		}
-		switch f.Name {
-		case "default":
-			if dec, ok := d.decision(f.Value, ".policy.default"); ok {
-				p.Default = Field[Decision]{Value: dec, Span: f.Value.Span(), Set: true}
+		if pat, ok := d.pattern(t); ok {
+			if decisionSpan.File == "" {
+				decisionSpan = f.NameSpan()
 			}
-		case "allow", "ask", "deny":
-			dec, _ := ParseDecision(f.Name)
-			if k := f.Value.Kind(); f.Name == "allow" && (k == zon.KindTuple || k == zon.KindEmpty) {
-				p.Allow = Field[struct{}]{Span: f.Value.Span(), Set: true}
-			}
-			var decisionSpan diag.Span
-			for j, n := 0, d.listLen(f.Value, ".policy."+f.Name); j < n; j++ {
-				t, ok := d.text(f.Value.Elem(j), "an entry of .policy."+f.Name)
-				if !ok {
-					continue
-				}
-				if pat, ok := d.pattern(t); ok {
-					if decisionSpan.File == "" {
-						decisionSpan = f.NameSpan()
-					}
-					p.Rules = append(p.Rules, d.newRule(Rule{Pattern: pat, Decision: dec, DecisionSpan: decisionSpan, Span: t.Span, From: f.Name}))
-				}
-			}
-		case "rules":
-			for j, n := 0, d.listLen(f.Value, ".policy.rules"); j < n; j++ {
-				if r := d.rule(f.Value.Elem(j)); r != nil {
-					p.Rules = append(p.Rules, r)
-				}
-			}
+			p.Rules = append(p.Rules, d.newRule(Rule{Pattern: pat, Decision: dec, DecisionSpan: decisionSpan, Span: t.Span, From: f.Name}))
 		}
 	}
-	return p
+	return fieldRead
 }
 
 // isStruct reports whether v can hold an entry's fields.
@@ -455,80 +317,9 @@ func isStruct(v zon.Node) bool {
 	return k == zon.KindStruct || k == zon.KindEmpty
 }
 
-func (d *decoder) rule(v zon.Node) *Rule {
-	r := Rule{From: "rules"}
-	var hasAction, hasDecision, ok = false, false, true
-	known := []string{"action", "decision", "why"}
-	for i, n := 0, d.fields(v, "a rule", known); i < n; i++ {
-		f, fok := d.field(v, i, "a rule", known)
-		if !fok {
-			continue
-		}
-		switch f.Name {
-		case "action":
-			t, tok := d.text(f.Value, ".action")
-			hasAction = true
-			if !tok {
-				ok = false
-				continue
-			}
-			r.Span = t.Span
-			r.Pattern, tok = d.pattern(t)
-			ok = ok && tok
-		case "decision":
-			hasDecision = true
-			dec, dok := d.decision(f.Value, ".decision")
-			r.Decision, r.DecisionSpan = dec, f.Value.Span()
-			ok = ok && dok
-		case "why":
-			r.Why, _ = d.text(f.Value, ".why")
-		}
-	}
-	if !isStruct(v) {
-		return nil
-	}
-	if !d.require(v, "a rule", need{"action", hasAction, `.action = "exec.path.gh"`}, need{"decision", hasDecision, ".decision = .allow, .ask or .deny"}) || !ok {
-		return nil
-	}
-	return d.newRule(r)
-}
-
-func (d *decoder) secret(v zon.Node) *Secret {
-	s := &Secret{Span: v.Span()}
-	var hasName, hasTo bool
-	known := []string{"name", "to", "bind", "as"}
-	for i, n := 0, d.fields(v, "a secret", known); i < n; i++ {
-		f, ok := d.field(v, i, "a secret", known)
-		if !ok {
-			continue
-		}
-		switch f.Name {
-		case "name":
-			s.Name, hasName = d.text(f.Value, ".name")
-		case "to":
-			s.To, hasTo = d.text(f.Value, ".to")
-			if hasTo {
-				s.ToPattern.Value, s.ToPattern.Set = d.pattern(s.To)
-				s.ToPattern.Span = s.To.Span
-			}
-		case "bind":
-			s.Bind.Span = f.Value.Span()
-			i, ok := d.enum(f.Value, ".bind", "bind", CodeUnknownBind, bindNames())
-			k := f.Value.Kind()
-			s.Bind.Set = s.Bind.Set || ok || k == zon.KindString || k == zon.KindEnum
-			s.Bind.Value = Bind(i)
-		case "as":
-			s.As, _ = d.text(f.Value, ".as")
-		}
-	}
-	if !isStruct(v) {
-		return nil
-	}
-	if !d.require(v, "a secret", need{"name", hasName, `.name = "GITHUB_TOKEN"`}, need{"to", hasTo, `.to = "exec.path.gh", the action pattern it may reach`}) {
-		return nil
-	}
-	return s
-}
+// startRule is where an entry of .policy.rules is decoded: a Rule of
+// the slab (an entry that is not a rule leaves it unused).
+func (d *decoder) startRule(zon.Node) *Rule { return d.newRule(Rule{From: "rules"}) }
 
 func index(list []string, s string) int {
 	for i, x := range list {
@@ -539,145 +330,32 @@ func index(list []string, s string) int {
 	return -1
 }
 
-func (d *decoder) server(v zon.Node) *Server {
-	s := &Server{Span: v.Span()}
-	var hasName bool
-	known := []string{"name", "command", "url"}
-	for i, n := 0, d.fields(v, "a server", known); i < n; i++ {
-		f, ok := d.field(v, i, "a server", known)
-		if !ok {
-			continue
+// expectAction reads an expectation's .action: one concrete action.
+func (d *decoder) expectAction(f field, x *Expectation) outcome {
+	t, ok := d.text(f.Value, ".action")
+	if !ok {
+		return fieldWrong
+	}
+	x.Action = t
+	if _, err := action.ParseAction(t.Value); err != nil {
+		var pe *action.PatternError
+		span := t.Span
+		if errors.As(err, &pe) {
+			span = d.inString(t, pe.Offset, 1)
 		}
-		switch f.Name {
-		case "name":
-			s.Name, hasName = d.text(f.Value, ".name")
-		case "url":
-			s.URL, _ = d.text(f.Value, ".url")
-		case "command":
-			s.Command.Set, s.Command.Span = true, f.Value.Span()
-			for j, n := 0, d.listLen(f.Value, ".command"); j < n; j++ {
-				if t, ok := d.text(f.Value.Elem(j), "an argument of .command"); ok {
-					s.Command.Value = append(s.Command.Value, t)
-				}
-			}
+		code := CodeEmptySegment
+		if strings.Contains(t.Value, "*") {
+			code = CodeExpectWildcard
+		} else if errors.Is(err, action.ErrBadChar) {
+			code = CodeBadChar
+		} else if errors.Is(err, action.ErrTooLong) {
+			code = CodeTooLong
 		}
+		d.add(span, diag.Error, code, fmt.Sprintf("expectation action %q: %v", t.Value, err),
+			"an expectation names one concrete action, such as \"exec.path.gh\"")
+		return fieldWrong
 	}
-	if !isStruct(v) {
-		return nil
-	}
-	if !d.require(v, "a server", need{"name", hasName, `.name = "notion"`}) {
-		return nil
-	}
-	return s
-}
-
-func (d *decoder) program(v zon.Node) *Program {
-	p := &Program{Span: v.Span()}
-	var hasName bool
-	known := []string{"name", "paths", "calls"}
-	texts := func(f field, what string) Field[[]Text] {
-		out := Field[[]Text]{Set: true, Span: f.Value.Span()}
-		for j, n := 0, d.listLen(f.Value, what); j < n; j++ {
-			if t, ok := d.text(f.Value.Elem(j), "an entry of "+what); ok {
-				out.Value = append(out.Value, t)
-			}
-		}
-		return out
-	}
-	for i, n := 0, d.fields(v, "a program", known); i < n; i++ {
-		f, ok := d.field(v, i, "a program", known)
-		if !ok {
-			continue
-		}
-		switch f.Name {
-		case "name":
-			p.Name, hasName = d.text(f.Value, ".name")
-		case "paths":
-			p.Paths = texts(f, ".paths")
-		case "calls":
-			p.Calls = texts(f, ".calls")
-		}
-	}
-	if !isStruct(v) {
-		return nil
-	}
-	if !d.require(v, "a program", need{"name", hasName, `.name = "gh"`}) {
-		return nil
-	}
-	return p
-}
-
-func (d *decoder) credentials(v zon.Node) Credentials {
-	c := Credentials{Span: v.Span()}
-	known := []string{"store"}
-	for i, n := 0, d.fields(v, ".credentials", known); i < n; i++ {
-		f, ok := d.field(v, i, ".credentials", known)
-		if !ok {
-			continue
-		}
-		if i, ok := d.enum(f.Value, ".credentials.store", "credential store", CodeUnknownStore, storeNames()); ok {
-			c.Store = Field[Store]{Value: Store(i), Span: f.Value.Span(), Set: true}
-		}
-	}
-	return c
-}
-
-func (d *decoder) expectation(v zon.Node) *Expectation {
-	x := &Expectation{Span: v.Span()}
-	var hasAction, hasDecision, ok = false, false, true
-	known := []string{"action", "decision", "phase", "layer", "rule"}
-	for i, n := 0, d.fields(v, "an expectation", known); i < n; i++ {
-		f, fok := d.field(v, i, "an expectation", known)
-		if !fok {
-			continue
-		}
-		switch f.Name {
-		case "action":
-			t, tok := d.text(f.Value, ".action")
-			hasAction = true
-			if !tok {
-				ok = false
-				continue
-			}
-			x.Action = t
-			if _, err := action.ParseAction(t.Value); err != nil {
-				var pe *action.PatternError
-				span := t.Span
-				if errors.As(err, &pe) {
-					span = d.inString(t, pe.Offset, 1)
-				}
-				code := CodeEmptySegment
-				if strings.Contains(t.Value, "*") {
-					code = CodeExpectWildcard
-				} else if errors.Is(err, action.ErrBadChar) {
-					code = CodeBadChar
-				} else if errors.Is(err, action.ErrTooLong) {
-					code = CodeTooLong
-				}
-				d.add(span, diag.Error, code, fmt.Sprintf("expectation action %q: %v", t.Value, err),
-					"an expectation names one concrete action, such as \"exec.path.gh\"")
-				ok = false
-			}
-		case "decision":
-			hasDecision = true
-			dec, dok := d.decision(f.Value, ".decision")
-			x.Decision, ok = Field[Decision]{Value: dec, Span: f.Value.Span(), Set: true}, ok && dok
-		case "phase":
-			i, pok := d.enum(f.Value, ".phase", "phase", CodeUnknownPhase, phaseNames())
-			x.Phase, ok = Field[Phase]{Value: Phase(i), Span: f.Value.Span(), Set: true}, ok && pok
-		case "layer":
-			x.Layer, _ = d.text(f.Value, ".layer")
-		case "rule":
-			x.Rule, _ = d.text(f.Value, ".rule")
-		}
-	}
-	if !isStruct(v) {
-		return nil
-	}
-	if !d.require(v, "an expectation", need{"action", hasAction, `.action = "exec.path.gh"`}, need{"decision", hasDecision, ".decision = .allow, .ask or .deny"}) || !ok {
-		return nil
-	}
-	return x
+	return fieldRead
 }
 
 // nearest returns the candidate within edit distance 2 of s, closest
