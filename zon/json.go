@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// JSON renders v with the convention of SPEC §3: struct → object (field
+// JSON renders v with chock's convention: struct → object (field
 // order kept), tuple → array, empty → {}, string → string (or
 // {"bytes_hex":…} when not UTF-8), enum → {"enum": name}, char →
 // {"char": n}, integer → number when it fits in int64 else a decimal

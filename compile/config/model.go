@@ -12,7 +12,7 @@ import (
 	"github.com/chockhq/chock/diag"
 )
 
-// The enumerated values of chock.zon (SPEC §4) each have a String, a
+// The enumerated values of chock.zon each have a String, a
 // Parse, and MarshalText/UnmarshalText, so they read and write as their
 // names in JSON and in bundle data alike.
 
@@ -254,21 +254,21 @@ func (s *Secret) Variable() string {
 	if s.As.Value != "" {
 		return s.As.Value
 	}
-	if s.Bind.Value == BindHeader {
-		return "Authorization"
+	if d := s.Bind.Value.Rule().Default; d != "" {
+		return d
 	}
 	return s.Name.Value
 }
 
-// OfferedToCall says whether the secret is offered to a call of action a
-// (SPEC §7): its .to is a pattern under exec.* that matches a. Whether it
-// is then given is secret.use.NAME's decision.
+// OfferedToCall says whether the secret is offered to a call of action a:
+// its .to is a pattern under exec.* that matches a. Whether it is then
+// given is secret.use.NAME's decision.
 func (s *Secret) OfferedToCall(a action.Action) bool {
 	return s.ToPattern.Set && s.ToPattern.Value.Segments()[0] == "exec" && s.ToPattern.Value.Matches(a)
 }
 
 // OfferedToServer says whether the secret is offered to the server named
-// server (SPEC §7): its .to is under mcp.* and covers the server's whole
+// server: its .to is under mcp.* and covers the server's whole
 // namespace (mcp.S.*, mcp.*.* or mcp.*).
 func (s *Secret) OfferedToServer(server string) bool {
 	if !s.ToPattern.Set || s.ToPattern.Value.Segments()[0] != "mcp" {
@@ -295,7 +295,7 @@ type Program struct {
 	// other file runs under its name.
 	Paths Field[[]Text]
 	// Calls are the exec.path.<name> actions it runs inside its own calls
-	// (seed 003's metadata.calls): allowed there as a project rule would
+	// (its declared calls): allowed there as a project rule would
 	// allow them, org ceilings still capping them.
 	Calls Field[[]Text]
 }

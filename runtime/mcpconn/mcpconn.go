@@ -1,6 +1,6 @@
 // Package mcpconn reaches one MCP server — a local command over stdio or a
 // remote endpoint over Streamable HTTP — through the MCP go-sdk behind a
-// hardened adapter (seed 000): the protocol version is pinned to 2025-11-25,
+// hardened adapter: the protocol version is pinned to 2025-11-25,
 // the client advertises no capability, every request the server makes of
 // the client is counted and never answered, the tool list is read once and
 // fixed, replies are bounded, and each exchange has a time budget.
@@ -51,7 +51,7 @@ const (
 // Outcome is how an exchange ended, as the session log records it.
 type Outcome string
 
-// The outcomes of seed 000.
+// The outcomes of a call to a server.
 const (
 	Answered         Outcome = "answered"
 	RefusedByPolicy  Outcome = "refused_by_policy"
