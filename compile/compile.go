@@ -164,8 +164,15 @@ func Compile(in Input) (*Output, error) {
 		}
 		segments, st = policySegments(own), LinkStride
 	}
-	main := mainModule(ls, segments, st, in.LinkOrgs) + decisionsEntry + secretsEntry
-	out.Modules[SecretsModule] = secretsModule(in.Config)
+	main, err := mainModule(ls, segments, st, in.LinkOrgs)
+	if err != nil {
+		return nil, fmt.Errorf("chock could not write its Rego (a bug in chock): %w", err)
+	}
+	offer, err := secretsModule(in.Config)
+	if err != nil {
+		return nil, fmt.Errorf("chock could not write its Rego (a bug in chock): %w", err)
+	}
+	out.Modules[SecretsModule] = offer
 	out.Modules[MainModule] = main
 	for path, src := range out.Modules {
 		m, err := ast.ParseModuleWithOpts(path, src, ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
