@@ -499,7 +499,7 @@ type offerRule struct {
 }
 
 // secretsModule writes package chock.offer: the secrets each call or server
-// is offered (SPEC §7), one rule per secret, indexed where the pattern
+// is offered, one rule per secret, indexed where the pattern
 // allows (a call's secrets are few, so a pattern matched on its segments
 // is guarded by its literal prefix only).
 func secretsModule(c *config.Config) (string, error) {

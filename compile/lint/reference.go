@@ -13,7 +13,7 @@ import (
 func ReferenceMarkdown() string {
 	var b strings.Builder
 	b.WriteString("# chock.zon and org.zon: every field\n\n")
-	b.WriteString("Generated from `compile/config/reference.go` by `UPDATE_GOLDEN=1 go test ./compile/lint -run TestReference`; do not edit by hand. ")
+	b.WriteString("Generated from the field tables of `compile/config/blocks.go` and the namespace table of `compile/action/namespace.go` by `UPDATE_GOLDEN=1 go test ./compile/lint -run TestReference`; do not edit by hand. ")
 	b.WriteString("A test fails when the decoder reads a field this page lacks, or a code here is not one `chock lint` reports.\n\n")
 	b.WriteString("Both files are ZON, as Zig's `std.zon` reads it. Enumerated values (decisions, `.bind`, `.phase`, `.store`) are written as enum literals (`.allow`) or strings (`\"allow\"`). ")
 	b.WriteString("An action is a dot-separated name (`exec.path.gh`, `mcp.notion.tool.search`, `net.fetch.com.github`: hosts are written last label first); a pattern is an action whose segments may be `*`, one segment inside the pattern, one or more at its end. ")

@@ -103,7 +103,7 @@ func TestReferenceKnowsEveryField(t *testing.T) {
 			continue
 		}
 		if !slices.Equal(names, want) {
-			t.Errorf("%s .%s: the reference has fields %v; the decoder reads %v (add each to compile/config/reference.go)", b.File, b.Path, names, want)
+			t.Errorf("%s .%s: the reference has fields %v; the decoder reads %v (add each to its block's table in compile/config/blocks.go)", b.File, b.Path, names, want)
 		}
 	}
 	// Every field of chock.zon whose value is a struct, or a list of them,
