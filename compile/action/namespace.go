@@ -196,3 +196,28 @@ var programShape = func() Shape {
 // (exec.path.*): walked with a policy's rules, so that the regions of
 // programs are told apart from the rest of their family.
 func ProgramShape() Shape { return programShape }
+
+// NamespaceNear is pattern p with its first segments spelt as the fixed
+// segments of the one namespace they are nearest (within edit distance 2,
+// exec.paht.git → exec.path.git), or "" when none is near or p is in a
+// namespace already.
+func NamespaceNear(p Pattern) string {
+	if KnownNamespace(p) {
+		return ""
+	}
+	best, bestD := "", 3
+	for _, n := range Namespaces {
+		fixed := n.Fixed()
+		if len(p.segs) < len(fixed) {
+			continue
+		}
+		head := strings.Join(p.segs[:len(fixed)], ".")
+		if d := editDistance(head, strings.Join(fixed, ".")); d < bestD {
+			rest := append(append([]string(nil), fixed...), p.segs[len(fixed):]...)
+			if q, err := ParsePattern(strings.Join(rest, ".")); err == nil && KnownNamespace(q) {
+				best, bestD = q.String(), d
+			}
+		}
+	}
+	return best
+}

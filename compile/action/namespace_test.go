@@ -76,3 +76,19 @@ func TestKnownNamespace(t *testing.T) {
 		}
 	}
 }
+
+func TestNamespaceNear(t *testing.T) {
+	for p, want := range map[string]string{
+		"exec.paht.git":   "exec.path.git",
+		"exce.path.gh":    "exec.path.gh",
+		"secrt.use.TOKEN": "secret.use.TOKEN",
+		"net.fecth.com.x": "net.fetch.com.x",
+		"nix.biuld":       "nix.build",
+		"exec.path.gh":    "",
+		"theme.dark":      "",
+	} {
+		if got := NamespaceNear(MustPattern(p)); got != want {
+			t.Errorf("NamespaceNear(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chockhq/chock/compile/action"
 )
 
 func TestLoadExample(t *testing.T) {
@@ -79,11 +81,11 @@ func TestOrgDefaults(t *testing.T) {
 }
 
 func TestNearest(t *testing.T) {
-	if got := nearest("secret", Blocks); got != "secrets" {
-		t.Errorf("nearest(secret) = %q", got)
+	if got := action.Nearest("secret", Blocks); got != "secrets" {
+		t.Errorf("Nearest(secret) = %q", got)
 	}
-	if got := nearest("theme", Blocks); got != "" {
-		t.Errorf("nearest(theme) = %q", got)
+	if got := action.Nearest("theme", Blocks); got != "" {
+		t.Errorf("Nearest(theme) = %q", got)
 	}
 }
 

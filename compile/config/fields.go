@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/zon"
 )
@@ -118,7 +119,7 @@ func (b *block[T]) decode(d *decoder, v zon.Node, x *T) (g given, ok bool) {
 		for i := 0; i < n; i++ {
 			if name := v.FieldName(i); b.index(name) < 0 {
 				hint := b.hint
-				if near := nearest(name, b.known); near != "" {
+				if near := action.Nearest(name, b.known); near != "" {
 					hint = fmt.Sprintf("did you mean .%s?", near)
 				}
 				d.add(v.FieldNameSpan(i), diag.Error, CodeUnknownField, fmt.Sprintf("unknown field .%s in %s", name, b.what), hint)
@@ -132,7 +133,7 @@ func (b *block[T]) decode(d *decoder, v zon.Node, x *T) (g given, ok bool) {
 		if j < 0 {
 			// A closed block's unknown fields are reported above.
 			if b.open {
-				if near := nearest(f.Name, b.known); near != "" {
+				if near := action.Nearest(f.Name, b.known); near != "" {
 					d.add(f.NameSpan(), diag.Error, CodeUnknownBlock,
 						fmt.Sprintf("unknown block .%s", f.Name), fmt.Sprintf("did you mean .%s?", near))
 				}

@@ -183,9 +183,12 @@ func (x *firstRules) of(i int) *config.Rule {
 
 func (l *linter) namespace(r *config.Rule) {
 	if !action.KnownNamespace(r.Pattern) {
+		hint := "known: " + action.NamespaceForms(nil)
+		if near := action.NamespaceNear(r.Pattern); near != "" {
+			hint = fmt.Sprintf("did you mean %q? known: %s", near, action.NamespaceForms(nil))
+		}
 		l.add(r.Span, CodeUnknownNamespace,
-			fmt.Sprintf("%q is in no namespace chock knows; the rule matches nothing", r.Pattern),
-			"known: "+action.NamespaceForms(nil))
+			fmt.Sprintf("%q is in no namespace chock knows; the rule matches nothing", r.Pattern), hint)
 	}
 }
 

@@ -280,3 +280,22 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceDidYouMean: a misspelt namespace is named at its pattern,
+// with the spelling the rule most likely meant.
+func TestNamespaceDidYouMean(t *testing.T) {
+	src := `.{ .policy = .{ .allow = .{ "exec.path.gh", "exec.paht.git" } } }`
+	for _, d := range lintText(src) {
+		if d.Code != CodeUnknownNamespace {
+			continue
+		}
+		if d.Span.Start.Line != 1 || d.Span.Start.Col != strings.Index(src, `"exec.paht`)+1 {
+			t.Errorf("placed at %v", d.Span)
+		}
+		if !strings.HasPrefix(d.Hint, `did you mean "exec.path.git"?`) {
+			t.Errorf("hint %q", d.Hint)
+		}
+		return
+	}
+	t.Fatal("no unknown-namespace")
+}
