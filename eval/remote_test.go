@@ -34,6 +34,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/internal/bundletest"
 	"github.com/chockhq/chock/internal/stockopa"
+	"github.com/chockhq/chock/internal/waitfor"
 )
 
 // compiled compiles a project under orgs.
@@ -564,22 +565,20 @@ func TestRemoteSwap(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		d, err := e.Decide(ctx, "exec.path.gh", config.Loop)
-		if err == nil && d.Revision == second.Revision {
-			if d.Decision != config.Deny || d.CappedBy == nil || *d.CappedBy != "acme" || len(d.Layers) != 2 {
-				t.Fatalf("second: %+v", d)
-			}
-			if e.Revision() != second.Revision || len(e.Meta().Layers) != 2 {
-				t.Fatalf("after the swap: revision %q, %d layers", e.Revision(), len(e.Meta().Layers))
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new bundle was not picked up: %+v %v\n%s", d, err, srv.Output.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	// Nothing tells of another process taking the new bundle in but its
+	// answers: it is asked until it answers with the new revision.
+	var d *Decision
+	if !waitfor.PollWithin(20*time.Second, func() bool {
+		d, err = e.Decide(ctx, "exec.path.gh", config.Loop)
+		return err == nil && d.Revision == second.Revision
+	}) {
+		t.Fatalf("the new bundle was not picked up: %+v %v\n%s", d, err, srv.Output.String())
+	}
+	if d.Decision != config.Deny || d.CappedBy == nil || *d.CappedBy != "acme" || len(d.Layers) != 2 {
+		t.Fatalf("second: %+v", d)
+	}
+	if e.Revision() != second.Revision || len(e.Meta().Layers) != 2 {
+		t.Fatalf("after the swap: revision %q, %d layers", e.Revision(), len(e.Meta().Layers))
 	}
 }
 

@@ -81,6 +81,7 @@ func TestFetchURL(t *testing.T) {
 // session's default has it (the limit is the call's one budget).
 func TestFetchBudget(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A slow server is what this tests: the sleep stays.
 		time.Sleep(400 * time.Millisecond)
 		w.Write([]byte("late"))
 	}))

@@ -15,6 +15,9 @@ import (
 	"github.com/chockhq/chock/internal/opaservice"
 )
 
+// fleetWait bounds each wait for the bundle or decision-log service.
+const fleetWait = 20 * time.Second
+
 // bundleOf compiles a chock.zon source into bundle bytes.
 func bundleOf(t *testing.T, policy string) ([]byte, string) {
 	t.Helper()
@@ -37,7 +40,9 @@ func fleetFixture(t *testing.T, policy string, asker Asker) (*fixture, *opaservi
 	t.Cleanup(svc.Close)
 	b, _ := bundleOf(t, policy)
 	svc.Serve(b)
-	fl, err := fleet.Start(context.Background(), fleet.Options{Config: svc.Config(nil, false), Name: "opa.yaml", Wait: 10 * time.Second, Log: io.Discard})
+	fl, err := fleet.Start(context.Background(), fleet.Options{Config: svc.Config(nil, false), Name: "opa.yaml", Wait: 10 * time.Second, Log: io.Discard,
+		// A swap wakes whoever waits on the service too (waitRevision).
+		OnSwap: func(string) { svc.Notify() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,15 +53,11 @@ func fleetFixture(t *testing.T, policy string, asker Asker) (*fixture, *opaservi
 	return f, svc, fl
 }
 
-func waitRevision(t *testing.T, fl *fleet.Fleet, rev string) {
+// waitRevision waits for the fleet to swap revision rev in (the fixture's
+// OnSwap notifies svc).
+func waitRevision(t *testing.T, svc *opaservice.Service, fl *fleet.Fleet, rev string) {
 	t.Helper()
-	for i := 0; i < 400; i++ {
-		if fl.Engine().Revision() == rev {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("revision %s never swapped in", rev)
+	svc.Until(t, fleetWait, "revision "+rev+" swapped in", func() bool { return fl.Engine().Revision() == rev })
 }
 
 const fleetV1 = `.{
@@ -80,7 +81,7 @@ func TestFleetSwapBetweenCalls(t *testing.T) {
 	}
 	v2, rev2 := bundleOf(t, strings.Replace(fleetV1, `.deny = .{ "exec.path.false" }`, `.deny = .{ "exec.path.curl" }, .default = .allow`, 1))
 	svc.Serve(v2)
-	waitRevision(t, fl, rev2)
+	waitRevision(t, svc, fl, rev2)
 	if _, err := f.exec(t, 0, "false"); errors.As(err, &refused) {
 		t.Fatalf("false refused under v2: %v", err)
 	}
@@ -96,14 +97,8 @@ func TestFleetSwapBetweenCalls(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	for _, id := range ids {
-		for !hasEvent(svc, id) {
-			if time.Now().After(deadline) {
-				t.Fatalf("decision %s never reached the decision-log service", id)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		svc.Until(t, fleetWait, "decision "+id+" reaching the decision-log service", func() bool { return hasEvent(svc, id) })
 	}
 }
 
@@ -128,7 +123,7 @@ type swapAsker struct {
 
 func (a *swapAsker) Ask(context.Context, Question) (bool, error) {
 	a.svc.Serve(a.b)
-	waitRevision(a.t, *a.fl, a.rev)
+	waitRevision(a.t, a.svc, *a.fl, a.rev)
 	return true, nil
 }
 
@@ -155,18 +150,12 @@ func TestFleetCallFinishesOnItsPolicy(t *testing.T) {
 		t.Fatalf("the next call: %v", err)
 	}
 	// The decision log holds the secret's decisions, never its value.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		raw, _ := json.Marshal(svc.Events())
-		if bytes.Contains(raw, []byte(`"secret.use.GITHUB_TOKEN"`)) {
-			assertNoForms(t, "the decision log", string(raw))
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the secret's decision never reached the decision log")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var raw []byte
+	svc.Until(t, fleetWait, "the secret's decision reaching the decision log", func() bool {
+		raw, _ = json.Marshal(svc.Events())
+		return bytes.Contains(raw, []byte(`"secret.use.GITHUB_TOKEN"`))
+	})
+	assertNoForms(t, "the decision log", string(raw))
 }
 
 // TestActionHoldingASecretIsNotAsked: a call whose action holds a

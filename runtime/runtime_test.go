@@ -17,6 +17,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/eval/load"
+	"github.com/chockhq/chock/internal/waitfor"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sessionlog"
@@ -272,18 +273,18 @@ func TestBackgroundGetsNothing(t *testing.T) {
 	if err != nil || !res.Background || res.PID == 0 {
 		t.Fatalf("%v %+v", err, res)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(out); err == nil && len(b) > 0 {
-			if string(b) != "[][][]\n" {
-				t.Fatalf("a background command was given secrets: %q", b)
-			}
-			assertNoLeak(t, f)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The command has written its line when it ends.
+	if ok, err := waitfor.Exit(res.PID, 10*time.Second); !ok || err != nil {
+		t.Fatalf("the background command did not end: %v", err)
 	}
-	t.Fatal("the background command did not run")
+	b, err := os.ReadFile(out)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("the background command did not run: %v", err)
+	}
+	if string(b) != "[][][]\n" {
+		t.Fatalf("a background command was given secrets: %q", b)
+	}
+	assertNoLeak(t, f)
 }
 
 func TestTooManySecrets(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/eval/load"
+	"github.com/chockhq/chock/internal/waitfor"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
 )
@@ -233,14 +234,18 @@ func TestCallsCannotReadChockOrEachOther(t *testing.T) {
 	}
 	out := filepath.Join(a.work, "seen")
 	bg := "for i in 1 2 3 4 5 6 7 8 9 10; do cat /proc/[0-9]*/environ 2>/dev/null; sleep 0.2; done > " + out
-	if _, err := a.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", bg}, Background: true, Dir: a.work}}); err != nil {
+	started, err := a.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", bg}, Background: true, Dir: a.work}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.run(t, "gh", "sleep-marker"); err != nil {
 		t.Fatal(err)
 	}
 	a.run(t, "sh", "-c", "sleep 1")
-	time.Sleep(2 * time.Second)
+	// The background command has looked for 2 s when it ends.
+	if ok, err := waitfor.Exit(started.PID, 20*time.Second); !ok || err != nil {
+		t.Fatalf("the background command did not end: %v", err)
+	}
 	b, _ := os.ReadFile(out)
 	if strings.Contains(string(b), values["GITHUB_TOKEN"]) {
 		t.Fatal("a background command read a later call's secret")
@@ -259,17 +264,20 @@ func TestSetsidChildDiesWithTheCall(t *testing.T) {
 	if _, err := a.run(t, "sh", "-c", "setsid sleep "+marker+" >/dev/null 2>&1 & (sleep "+marker+" &) ; echo started"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		left := withMarker(marker)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v outlived their call", left)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if left := exitAll(marker, 2*time.Second); len(left) > 0 {
+		t.Fatalf("processes %v outlived their call", left)
 	}
+}
+
+// exitAll waits, up to timeout in all, for each process whose command
+// line holds marker to exit; it returns those still there.
+func exitAll(marker string, timeout time.Duration) []string {
+	deadline := time.Now().Add(timeout)
+	for _, p := range withMarker(marker) {
+		pid, _ := strconv.Atoi(p)
+		waitfor.Exit(pid, time.Until(deadline))
+	}
+	return withMarker(marker)
 }
 
 // withMarker are the host pids whose command line holds marker.
@@ -483,20 +491,14 @@ func TestBackgroundDiesWithTheSession(t *testing.T) {
 	if _, err := a.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", "setsid sleep " + marker + " & sleep " + marker}, Background: true}}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for len(withMarker(marker)) < 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := len(withMarker(marker)); n < 2 {
-		t.Fatalf("%d background processes started", n)
+	// Nothing tells of another process starting: its command line is
+	// looked for.
+	if !waitfor.PollWithin(2*time.Second, func() bool { return len(withMarker(marker)) >= 2 }) {
+		t.Fatalf("%d background processes started", len(withMarker(marker)))
 	}
 	a.s.Close()
-	deadline = time.Now().Add(2 * time.Second)
-	for len(withMarker(marker)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("background processes %v outlived the session", withMarker(marker))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if left := exitAll(marker, 2*time.Second); len(left) > 0 {
+		t.Fatalf("background processes %v outlived the session", left)
 	}
 }
 

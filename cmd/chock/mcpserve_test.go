@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/internal/mcptest"
+	"github.com/chockhq/chock/internal/waitfor"
 	"github.com/chockhq/chock/runtime/sessionlog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,7 +65,11 @@ type lockedBuffer struct {
 	b  strings.Builder
 }
 
+// stderrWritten is notified after each write to any lockedBuffer.
+var stderrWritten waitfor.Signal
+
 func (l *lockedBuffer) Write(p []byte) (int, error) {
+	defer stderrWritten.Notify()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
@@ -478,15 +483,13 @@ func testMCPServe(t *testing.T, overHTTP bool, proto string) {
 	t.Logf("stderr:\n%s", g.allStderr())
 }
 
-// waitFor polls ok until it holds, within a generous bound.
+// waitFor waits, within a generous bound, for ok to hold, checking it
+// after each write to a gateway's stderr (what ok reads).
 func waitFor(t *testing.T, ok func() bool, what func() string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ok() {
-			return
-		}
+	if !stderrWritten.Within(30*time.Second, ok) {
+		t.Fatalf("timed out waiting; so far:\n%s", what())
 	}
-	t.Fatalf("timed out waiting; so far:\n%s", what())
 }
 
 // sessionLogs reads every session log under state, failing on a secret

@@ -14,6 +14,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/internal/opaservice"
 	"github.com/chockhq/chock/internal/stockopa"
+	"github.com/chockhq/chock/internal/waitfor"
 )
 
 const opaProject = `.{
@@ -148,18 +149,22 @@ func TestRunRefusedWhenOPAStops(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		for i := 0; i < 200; i++ {
+		// Nothing in this test hears of the session log's lines: the log
+		// is read until it holds the first call's decision.
+		decided := func() bool {
 			logs, _ := filepath.Glob(filepath.Join(state, "*", "*.jsonl"))
 			logs2, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
 			for _, l := range append(logs, logs2...) {
 				if b, _ := os.ReadFile(l); bytes.Contains(b, []byte(`"exec.path.sleep"`)) {
-					if err := srv.Pause(); err != nil {
-						t.Error(err)
-					}
-					return
+					return true
 				}
 			}
-			time.Sleep(20 * time.Millisecond)
+			return false
+		}
+		if waitfor.PollWithin(4*time.Second, decided) {
+			if err := srv.Pause(); err != nil {
+				t.Error(err)
+			}
 		}
 	}()
 	var out, errb bytes.Buffer

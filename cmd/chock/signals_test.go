@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chockhq/chock/internal/waitfor"
 )
 
 // signalSession is a chock run started as a process of its own, with a
@@ -76,16 +78,12 @@ func startSignalSession(t *testing.T, call string, flags ...string) *signalSessi
 	return ss
 }
 
-// waitFor polls until path exists; the call writes it once it runs.
+// waitFor waits for path to exist; the call writes it once it runs.
 func (ss *signalSession) waitFor(path string) {
 	ss.t.Helper()
-	for range 600 {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if ok, err := waitfor.File(path, 30*time.Second); !ok || err != nil {
+		ss.t.Fatalf("%s never appeared: %v", path, err)
 	}
-	ss.t.Fatalf("%s never appeared", path)
 }
 
 // readStderrUntil reads stderr lines until one holds want.
@@ -142,16 +140,14 @@ func withMarker(marker string) []int {
 	return out
 }
 
-// goneAll waits for no process to carry marker, a little while at most.
+// goneAll waits for each process carrying marker to exit, 2 s in all at
+// most, and returns those still there.
 func goneAll(marker string) []int {
-	var left []int
-	for range 100 {
-		if left = withMarker(marker); len(left) == 0 {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	deadline := time.Now().Add(2 * time.Second)
+	for _, pid := range withMarker(marker) {
+		waitfor.Exit(pid, time.Until(deadline))
 	}
-	return left
+	return withMarker(marker)
 }
 
 func (ss *signalSession) pid(name string) int {
@@ -191,15 +187,10 @@ func sessionOf(pid int) int {
 	return sid
 }
 
-// gone waits for pid to be dead, a little while at most.
+// gone waits for pid to be dead, 2 s at most.
 func gone(pid int) bool {
-	for range 100 {
-		if !alive(pid) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	ok, err := waitfor.Exit(pid, 2*time.Second)
+	return ok && err == nil
 }
 
 func (ss *signalSession) events() []map[string]any {
@@ -296,12 +287,9 @@ func TestSecondSignal(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
 	// Until it has called setsid the escaped process is still in the
 	// call's process group, and the first signal would kill it too.
-	for i := 0; sessionOf(escaped) != escaped; i++ {
-		if i == 600 {
-			t.Fatalf("process %d never left the call's session", escaped)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Nothing tells of another process calling setsid: its session is
+	// read.
+	waitfor.Poll(t, 6*time.Second, fmt.Sprintf("process %d leaving the call's session", escaped), func() bool { return sessionOf(escaped) == escaped })
 	ss.cmd.Process.Signal(syscall.SIGINT)
 	ss.readStderrUntil("a second signal exits at once")
 	// The call's own process group is killed; chock now waits for the
@@ -404,7 +392,13 @@ func TestClosedOutputPipe(t *testing.T) {
 			}
 		}
 	}
-	if b, _ := exec.Command("pgrep", "-f", "sleep 321").Output(); len(b) > 0 {
-		t.Errorf("sleep 321 still runs: %s", b)
+	// The kill is not waited for by chock's exit, and a background call's
+	// tool.result names no pid: sleep 321 is found by its command line,
+	// and each one found is given the 2 s gone gives to die.
+	b, _ := exec.Command("pgrep", "-f", "sleep 321").Output()
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && !gone(pid) {
+			t.Errorf("sleep 321 still runs: %d", pid)
+		}
 	}
 }

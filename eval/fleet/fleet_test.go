@@ -67,9 +67,13 @@ func newService(t *testing.T) *opaservice.Service {
 	return s
 }
 
-func start(t *testing.T, cfg []byte, log io.Writer) *Fleet {
+// start starts a fleet on the service s's configuration cfg. Whatever
+// the fleet says on log, and each swap, wakes whoever waits on s
+// (eventually), as each request s serves does.
+func start(t *testing.T, s *opaservice.Service, cfg []byte, log io.Writer) *Fleet {
 	t.Helper()
-	f, err := Start(context.Background(), Options{Config: cfg, Name: "opa.yaml", Wait: 10 * time.Second, Log: log})
+	f, err := Start(context.Background(), Options{Config: cfg, Name: "opa.yaml", Wait: 10 * time.Second, Log: notifying{log, s},
+		OnSwap: func(string) { s.Notify() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,16 +99,22 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// eventually polls cond every 50 ms for up to 20 s.
-func eventually(t *testing.T, what string, cond func() bool) {
+// notifying is a log that notifies s after each write.
+type notifying struct {
+	w io.Writer
+	s *opaservice.Service
+}
+
+func (n notifying) Write(p []byte) (int, error) {
+	defer n.s.Notify()
+	return n.w.Write(p)
+}
+
+// eventually waits up to 20 s for cond, checking it after each request
+// s serves and each thing a fleet started on it says or swaps (start).
+func eventually(t *testing.T, s *opaservice.Service, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 400; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("after 20 s: %s", what)
+	s.Until(t, 20*time.Second, what, cond)
 }
 
 var actions = []string{"exec.path.gh", "exec.path.git", "exec.path.curl", "exec.path.ls", "secret.use.GITHUB_TOKEN", "mcp.x.tool.y"}
@@ -117,7 +127,7 @@ func TestDecidesAsEmbedded(t *testing.T) {
 	out := compiled(t, project)
 	s := newService(t)
 	s.Serve(bundleBytes(t, out, &compile.Key{Material: priv, Alg: "RS256", ID: "k1"}))
-	f := start(t, s.Config(pub, true), io.Discard)
+	f := start(t, s, s.Config(pub, true), io.Discard)
 	want, err := eval.FromOutput(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +170,7 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 	s := newService(t)
 	s.Serve(bundleBytes(t, v1, key))
 	log := &syncBuffer{}
-	f := start(t, s.Config(pub, false), log)
+	f := start(t, s, s.Config(pub, false), log)
 	ctx := context.Background()
 	e := f.Engine()
 	d, err := e.Decide(ctx, "exec.path.ls", config.Loop)
@@ -170,7 +180,7 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 	pinned := e.Pinned()
 
 	s.Serve(bundleBytes(t, v2, key))
-	eventually(t, "v2 swapped in", func() bool { return e.Revision() == v2.Revision })
+	eventually(t, s, "v2 swapped in", func() bool { return e.Revision() == v2.Revision })
 	d, err = e.Decide(ctx, "exec.path.ls", config.Loop)
 	if err != nil || d.Decision != config.Ask || d.Revision != v2.Revision {
 		t.Fatalf("v2: %+v %v", d, err)
@@ -183,7 +193,7 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 	// v2's bundle with its policy data edited after signing.
 	tampered := tamper(t, bundleBytes(t, compiled(t, strings.Replace(project, `"exec.path.curl"`, `"exec.path.rm"`, 1)), key))
 	s.Serve(tampered)
-	eventually(t, "the tampered bundle refused", func() bool {
+	eventually(t, s, "the tampered bundle refused", func() bool {
 		return strings.Contains(log.String(), "digest mismatch") || strings.Contains(log.String(), "verif")
 	})
 	if e.Revision() != v2.Revision {
@@ -193,7 +203,7 @@ func TestSwapAndDecisionLogs(t *testing.T) {
 		t.Errorf("after a tampered bundle: %v %v", d, err)
 	}
 
-	eventually(t, "decision logs delivered", func() bool { return len(s.Events()) >= 3 })
+	eventually(t, s, "decision logs delivered", func() bool { return len(s.Events()) >= 3 })
 	evs := s.Events()
 	byID := map[string]map[string]any{}
 	for _, ev := range evs {
@@ -271,15 +281,15 @@ func TestSwapToForeignBundleRefuses(t *testing.T) {
 	out := compiled(t, project)
 	s := newService(t)
 	s.Serve(bundleBytes(t, out, nil))
-	f := start(t, s.Config(nil, true), io.Discard)
+	f := start(t, s, s.Config(nil, true), io.Discard)
 	e := f.Engine()
 	s.Serve(regoBundle(t, "package other\n\nallow := true\n"))
-	eventually(t, "decisions refused", func() bool {
+	eventually(t, s, "decisions refused", func() bool {
 		_, err := e.Decide(context.Background(), "exec.path.gh", config.Loop)
 		return errors.Is(err, eval.ErrUnavailable)
 	})
 	s.Serve(bundleBytes(t, out, nil))
-	eventually(t, "decisions again", func() bool {
+	eventually(t, s, "decisions again", func() bool {
 		d, err := e.Decide(context.Background(), "exec.path.gh", config.Loop)
 		return err == nil && d.Decision == config.Allow
 	})
@@ -352,7 +362,7 @@ func TestLinkedOrgBundles(t *testing.T) {
 		t.Fatalf("with the org's bundle missing: %v", err)
 	}
 	s.ServeNamed("acme", bundleBytes(t, orgOut, nil))
-	f := start(t, cfg, io.Discard)
+	f := start(t, s, cfg, io.Discard)
 	want, err := eval.FromOutput(context.Background(), combined)
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +386,7 @@ func TestLinkedOrgBundles(t *testing.T) {
 			}
 		}
 	}
-	eventually(t, "decision logs delivered", func() bool {
+	eventually(t, s, "decision logs delivered", func() bool {
 		for _, ev := range s.Events() {
 			if ev["decision_id"] == last.ID {
 				b, _ := json.Marshal(ev["bundles"])
@@ -497,7 +507,11 @@ func TestSameBundleAgainIsNoSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop(context.Background())
-	time.Sleep(3500 * time.Millisecond) // three polls
+	// Counted, not slept for: OPA's downloader asks again only once it
+	// has activated what it got, so at the fifth request the first
+	// download and three polls have been activated, each kicking the
+	// rebuild that would tell of a swap.
+	s.Until(t, 20*time.Second, "three polls", func() bool { return s.Requests("chock") >= 5 })
 	if n := swaps.Load(); n != 0 || strings.Contains(log.String(), "swapped in") {
 		t.Errorf("%d swaps told of the same bundle; log %s", n, log.String())
 	}

@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"github.com/chockhq/chock/internal/waitfor"
 )
 
 // LogsPath is where the service takes decision logs; bundle NAME is
@@ -18,22 +20,29 @@ import (
 const LogsPath = "logs"
 
 // Service serves bundles by name and keeps every decision-log event
-// posted to LogsPath.
+// posted to LogsPath. Its Signal is notified after each request it
+// serves, so a test waits on what the service saw (Until) rather than
+// sleeping.
 type Service struct {
 	*httptest.Server
-	mu      sync.Mutex
-	bundles map[string][]byte
-	events  []map[string]any
+	waitfor.Signal
+	mu       sync.Mutex
+	bundles  map[string][]byte
+	events   []map[string]any
+	requests map[string]int
 }
 
 // New starts a service; Close stops it.
 func New() *Service {
-	s := &Service{bundles: map[string][]byte{}}
+	s := &Service{bundles: map[string][]byte{}, requests: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /bundles/{name}", func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimSuffix(r.PathValue("name"), ".tar.gz")
 		s.mu.Lock()
-		b := s.bundles[strings.TrimSuffix(r.PathValue("name"), ".tar.gz")]
+		b := s.bundles[name]
+		s.requests[name]++
 		s.mu.Unlock()
+		defer s.Notify()
 		if b == nil {
 			http.NotFound(w, r)
 			return
@@ -57,6 +66,7 @@ func New() *Service {
 		s.mu.Lock()
 		s.events = append(s.events, evs...)
 		s.mu.Unlock()
+		s.Notify()
 	})
 	s.Server = httptest.NewServer(mux)
 	return s
@@ -77,6 +87,13 @@ func (s *Service) Events() []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]map[string]any(nil), s.events...)
+}
+
+// Requests is how many times bundle name was asked for.
+func (s *Service) Requests(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[name]
 }
 
 // Config is an OPA configuration for the service: each named bundle

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/internal/mcptest"
+	"github.com/chockhq/chock/internal/waitfor"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -543,12 +545,9 @@ func TestLocalProcessGroupKilled(t *testing.T) {
 		t.Fatalf("group %d not running: %v", pgid, err)
 	}
 	s.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(-pgid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still alive after Close", pgid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Nothing tells of a process group emptying: kill(-pgid, 0) is asked.
+	if !waitfor.PollWithin(10*time.Second, func() bool { return syscall.Kill(-pgid, 0) != nil }) {
+		t.Fatalf("process group %d still alive after Close", pgid)
 	}
 }
 
@@ -652,24 +651,22 @@ func TestLocalDaemonDiesWithTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alive := func() bool {
+	daemons := func() []int {
+		var pids []int
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
 			b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 			st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
 			if strings.Contains(string(b), marker) && !strings.Contains(string(st), ") Z ") {
-				return true
+				pid, _ := strconv.Atoi(e.Name())
+				pids = append(pids, pid)
 			}
 		}
-		return false
+		return pids
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !alive() {
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Nothing tells of another process starting: its command line is
+	// looked for.
+	waitfor.Poll(t, 5*time.Second, "the daemon starting", func() bool { return len(daemons()) > 0 })
 	done := make(chan struct{})
 	go func() { s.Close(); close(done) }()
 	select {
@@ -677,11 +674,10 @@ func TestLocalDaemonDiesWithTheServer(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Close waited on the daemon")
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for alive() {
-		if time.Now().After(deadline) {
-			t.Fatal("the server's daemon outlived it")
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range daemons() {
+		if ok, err := waitfor.Exit(pid, time.Until(deadline)); !ok || err != nil {
+			t.Fatalf("the server's daemon outlived it: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/internal/mcptest"
+	"github.com/chockhq/chock/internal/waitfor"
 	"github.com/chockhq/chock/runtime/netguard"
 )
 
@@ -67,17 +68,14 @@ func TestPinnedInNetns(t *testing.T) {
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	backend := fmt.Sprintf("127.0.0.1:%d", port)
-	for i := 0; ; i++ {
+	// Nothing tells of another process listening but a dial that connects.
+	waitfor.Poll(t, 5*time.Second, "server-everything listening", func() bool {
 		c, err := net.Dial("tcp", backend)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if i > 200 {
-			t.Fatalf("server-everything did not listen: %v", err)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return err == nil
+	})
 	// TLS in front of it, on the test address.
 	target, _ := url.Parse("http://" + backend)
 	front := httptest.NewUnstartedServer(httputil.NewSingleHostReverseProxy(target))

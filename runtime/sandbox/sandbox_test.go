@@ -39,7 +39,10 @@ func run(t *testing.T, spec *Spec) (string, int, []Exec) {
 		t.Fatalf("start: %v", err)
 	}
 	c.Wait()
-	time.Sleep(50 * time.Millisecond)
+	// No wait for Report: watch reports a nested exec before it answers
+	// the notification that holds the exec, so every exec a process of
+	// the call made was reported before that process, and pid 1 after it,
+	// could exit.
 	mu.Lock()
 	defer mu.Unlock()
 	return out.String(), c.ProcessState.ExitCode(), execs
@@ -83,7 +86,9 @@ func TestSetsidChildDies(t *testing.T) {
 	marker := "chock-sandbox-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 	allow := append(interp(t, "/usr/bin/dash"), "/usr/bin/setsid", "/usr/bin/sleep")
 	_, _, _ = run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", "setsid sleep 30 " + marker + " >/dev/null 2>&1 & echo started"}, Exec: allow, Notify: true})
-	time.Sleep(200 * time.Millisecond)
+	// No wait: the kernel kills and reaps every other process of a pid
+	// namespace before its pid 1's exit is reported, so once run has
+	// waited for pid 1 no process of the call is left.
 	ps, _ := os.ReadDir("/proc")
 	for _, p := range ps {
 		b, _ := os.ReadFile("/proc/" + p.Name() + "/cmdline")
