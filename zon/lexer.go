@@ -256,43 +256,27 @@ func (s *scanner) comment() (rawTok, bool) {
 // quoted consumes a "..." literal starting at s.pos (which is at the quote).
 // It reports false for a token Zig's tokenizer calls invalid: a raw control
 // byte or line end, or no closing quote.
-func (s *scanner) quoted() bool {
-	src := s.src
-	i := s.pos + 1
-	for i < len(src) {
-		b := src[i]
-		switch {
-		case b == '"':
-			s.pos = i + 1
-			return true
-		case b == '\\':
-			if i+1 >= len(src) || src[i+1] == '\n' {
-				return false
-			}
-			i += 2
-			continue
-		case b < 0x20 || b == 0x7f:
-			return false
-		}
-		i++
-	}
-	return false
-}
+func (s *scanner) quoted() bool { return s.literal('"', false) }
 
 // char consumes a '...' literal, with the tokenizer's rules only: any
 // escaped byte but a line end, no raw control bytes, ends at the first
 // unescaped quote (” is a token, rejected later as empty).
-func (s *scanner) char() bool {
+func (s *scanner) char() bool { return s.literal('\'', true) }
+
+// literal consumes a literal from the quote at s.pos to the first
+// unescaped quote, refusing a raw control byte, an escaped line end and,
+// with escNUL, an escaped NUL byte.
+func (s *scanner) literal(quote byte, escNUL bool) bool {
 	src := s.src
 	i := s.pos + 1
 	for i < len(src) {
 		b := src[i]
 		switch {
-		case b == '\'':
+		case b == quote:
 			s.pos = i + 1
 			return true
 		case b == '\\':
-			if i+1 >= len(src) || src[i+1] == '\n' || src[i+1] == 0 {
+			if i+1 >= len(src) || src[i+1] == '\n' || escNUL && src[i+1] == 0 {
 				return false
 			}
 			i += 2

@@ -54,23 +54,19 @@ type aborts struct {
 	writing sync.RWMutex
 }
 
-func (a *aborts) add(f func()) {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	a.fns = append(a.fns, f)
-	a.mu.Unlock()
-}
+func (a *aborts) add(f func()) { a.push(func() { a.fns = append(a.fns, f) }) }
 
 // atExit registers f to run before chock exits at once, whatever stops it.
-func (a *aborts) atExit(f func()) {
+func (a *aborts) atExit(f func()) { a.push(func() { a.exits = append(a.exits, f) }) }
+
+// push runs add under the lock, on aborts that are there.
+func (a *aborts) push(add func()) {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
-	a.exits = append(a.exits, f)
-	a.mu.Unlock()
+	defer a.mu.Unlock()
+	add()
 }
 
 // exit runs the exit functions and exits with code.

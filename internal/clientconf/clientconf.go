@@ -199,22 +199,15 @@ func claudeSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		perms, err := o.child("permissions")
+		var changes []string
+		change, err := gains(o, "permissions", "deny", []string{"Bash", "WebFetch"}, "the agent's shell and web fetch go through chock's exec and fetch_url")
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		var changes []string
-		added, err := addStrings(perms, "deny", []string{"Bash", "WebFetch"})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("permissions: %v", err)
+		if change != "" {
+			changes = append(changes, change)
 		}
-		if len(added) > 0 {
-			if err := o.set("permissions", perms); err != nil {
-				return nil, nil, nil, err
-			}
-			changes = append(changes, fmt.Sprintf("permissions.deny gains %s: the agent's shell and web fetch go through chock's exec and fetch_url", strings.Join(added, ", ")))
-		}
-		added, err = addStrings(o, "enabledMcpjsonServers", []string{e.Name})
+		added, err := addStrings(o, "enabledMcpjsonServers", []string{e.Name})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -224,6 +217,26 @@ func claudeSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
 		out, err := o.render()
 		return out, changes, nil, err
 	}
+}
+
+// gains adds names to the list key of o's child object parent, writing the
+// child back when it gains any, and says what it gained ("" for nothing).
+func gains(o *object, parent, key string, names []string, why string) (string, error) {
+	child, err := o.child(parent)
+	if err != nil {
+		return "", err
+	}
+	added, err := addStrings(child, key, names)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", parent, err)
+	}
+	if len(added) == 0 {
+		return "", nil
+	}
+	if err := o.set(parent, child); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s.%s gains %s: %s", parent, key, strings.Join(added, ", "), why), nil
 }
 
 // geminiSettings sets the server in .gemini/settings.json, passing it the
@@ -250,19 +263,12 @@ func geminiSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		tools, err := o.child("tools")
+		change, err := gains(o, "tools", "exclude", []string{"run_shell_command", "web_fetch"}, "the agent's shell and web fetch go through chock's exec and fetch_url")
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		added, err := addStrings(tools, "exclude", []string{"run_shell_command", "web_fetch"})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("tools: %v", err)
-		}
-		if len(added) > 0 {
-			if err := o.set("tools", tools); err != nil {
-				return nil, nil, nil, err
-			}
-			changes = append(changes, fmt.Sprintf("tools.exclude gains %s: the agent's shell and web fetch go through chock's exec and fetch_url", strings.Join(added, ", ")))
+		if change != "" {
+			changes = append(changes, change)
 		}
 		out, err := o.render()
 		return out, changes, nil, err

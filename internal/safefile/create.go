@@ -36,13 +36,7 @@ func Create(name string, data []byte, perm fs.FileMode) (err error) {
 	if err := tmp.Chmod(perm); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
+	if err := finish(tmp, data); err != nil {
 		return err
 	}
 	if err := os.Link(tmp.Name(), name); err != nil {

@@ -161,13 +161,7 @@ func replace(target string, data []byte, perm fs.FileMode, old fs.FileInfo) (err
 			return err
 		}
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
+	if err := finish(tmp, data); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
@@ -217,4 +211,16 @@ func Check(name string, ours func(r io.Reader) bool, what string) error {
 		return fmt.Errorf("%s exists and is not %s, so it is not replaced; nothing written: %w", name, what, ErrNotOurs)
 	}
 	return nil
+}
+
+// finish writes data to a temporary file, syncs and closes it: the file is
+// whole on disk before it takes a name.
+func finish(tmp *os.File, data []byte) error {
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	return tmp.Close()
 }

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,28 +154,10 @@ func (l *Log) appendValue(b []byte, v any) []byte {
 		return appendString(b, l.str(x))
 	case bool:
 		return strconv.AppendBool(b, x)
-	case int:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int8:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int16:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int32:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int64:
-		return strconv.AppendInt(b, x, 10)
-	case time.Duration:
-		return strconv.AppendInt(b, int64(x), 10)
-	case uint:
-		return strconv.AppendUint(b, uint64(x), 10)
-	case uint8:
-		return strconv.AppendUint(b, uint64(x), 10)
-	case uint16:
-		return strconv.AppendUint(b, uint64(x), 10)
-	case uint32:
-		return strconv.AppendUint(b, uint64(x), 10)
-	case uint64:
-		return strconv.AppendUint(b, x, 10)
+	case int, int8, int16, int32, int64, time.Duration:
+		return strconv.AppendInt(b, reflect.ValueOf(x).Int(), 10)
+	case uint, uint8, uint16, uint32, uint64:
+		return strconv.AppendUint(b, reflect.ValueOf(x).Uint(), 10)
 	case float64:
 		return appendFloat(b, x, 64)
 	case float32:
