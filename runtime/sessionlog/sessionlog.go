@@ -165,29 +165,9 @@ func (l *Log) appendValue(b []byte, v any) []byte {
 	case error:
 		return appendString(b, l.str(x.Error()))
 	case []string:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, l.str(e))
-		}
-		return append(b, ']')
+		return appendList(b, x, func(b []byte, e string) []byte { return appendString(b, l.str(e)) })
 	case []any:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = l.appendValue(b, e)
-		}
-		return append(b, ']')
+		return appendList(b, x, l.appendValue)
 	case map[string]any:
 		return appendMap(b, x, l.appendValue)
 	case map[string]string:
@@ -417,4 +397,19 @@ func appendMap[V any](b []byte, m map[string]V, val func([]byte, V) []byte) []by
 		b = val(b, m[k])
 	}
 	return append(b, '}')
+}
+
+// appendList writes a list as JSON, each element by one; nil is null.
+func appendList[T any](b []byte, x []T, one func([]byte, T) []byte) []byte {
+	if x == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, e := range x {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = one(b, e)
+	}
+	return append(b, ']')
 }
