@@ -351,10 +351,16 @@ func addConfigFlag(fs *pflag.FlagSet, p *string) {
 // --config and arguments that name other files are a usage error; naming
 // the same file twice is one config.
 func configFiles(cmd *cobra.Command, config string, args []string) ([]string, error) {
+	return configArgs(cmd.Flags().Changed("config"), config, args)
+}
+
+// configArgs is configFiles for a command whose --config was given when
+// configSet.
+func configArgs(configSet bool, config string, args []string) ([]string, error) {
 	if len(args) == 0 {
 		return []string{config}, nil
 	}
-	if !cmd.Flags().Changed("config") {
+	if !configSet {
 		return args, nil
 	}
 	if len(args) == 1 && sameFile(args[0], config) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -78,14 +79,135 @@ func readKey(path, alg, id, what string) (*compile.Key, error) {
 // not): the only kind of file -o replaces.
 func isChockBundle(r io.Reader) bool { return compile.IsChockBundle(r) }
 
+// compileParams are the flags of chock compile.
+type compileParams struct {
+	config, out, kind string
+	orgs              []string
+	orgOnly, linkOrgs bool
+	keys              keyFlags
+	// configSet, formatSet and kindSet say whether --config, --format
+	// and --kind were given.
+	configSet, formatSet, kindSet bool
+}
+
+// kindFlag is the name the artifact kind was given by, for messages.
+func (p *compileParams) kindFlag() string {
+	if p.formatSet {
+		return "--format"
+	}
+	return "--kind"
+}
+
+// validate checks the flags and arguments of chock compile against each
+// other.
+func (p *compileParams) validate(args []string) error {
+	if p.formatSet && p.kindSet {
+		return failedf(exitUsage, "--format is the old name of --kind; give one")
+	}
+	kindFlag := p.kindFlag()
+	if p.kind != "bundle" && p.kind != "rego" {
+		return failedf(exitUsage, "unknown %s %q (want bundle or rego)", kindFlag, p.kind)
+	}
+	if p.orgOnly && (len(p.orgs) > 0 || len(args) != 1) {
+		return failedf(exitUsage, "--org-only takes exactly one org source and no --org")
+	}
+	if p.linkOrgs && (p.orgOnly || len(p.orgs) == 0) {
+		return failedf(exitUsage, "--link-orgs links the project's --org ceilings by name; give at least one --org, and not --org-only")
+	}
+	if p.orgOnly && p.configSet {
+		return failedf(exitUsage, "--org-only compiles the org source given as its argument; --config names a project's chock.zon")
+	}
+	if p.kind == "rego" && p.keys.signingKey != "" {
+		return failedf(exitUsage, "--signing-key signs bundles; %s rego writes an unsigned folder", kindFlag)
+	}
+	return nil
+}
+
+// runCompile is chock compile once its flags are valid: it lints, then
+// writes the bundle (or the folder of Rego) the flags ask for.
+func runCompile(_ context.Context, args []string, p compileParams, std stdio) error {
+	sign, err := readKey(p.keys.signingKey, p.keys.signingAlg, p.keys.signingKeyID, "signing key")
+	if err != nil {
+		return failed(exitUsage, err)
+	}
+	ro, err := p.keys.readOptions()
+	if err != nil {
+		return failed(exitUsage, err)
+	}
+
+	var l *load.Loaded
+	if p.orgOnly {
+		l, err = loadSources(nil, args, compile.ReadOptions{}, std)
+	} else {
+		files, ferr := configArgs(p.configSet, p.config, args)
+		if ferr != nil {
+			return ferr
+		}
+		l, err = loadSources(files, p.orgs, ro, std)
+	}
+	if err != nil {
+		return err
+	}
+	// A file with lint errors does not compile, and nothing is written;
+	// nor does an org that is to have a bundle of its own, or be
+	// linked by name, with a name that cannot root one.
+	ds := l.Lint()
+	if p.orgOnly || p.linkOrgs {
+		ds = append(ds, compile.OrgNameDiags(l.Orgs)...)
+	}
+	if err := refuseErrors(ds, l.Sources, std, "compile"); err != nil {
+		return err
+	}
+	in := compile.Input{Orgs: l.Orgs, LinkOrgs: p.linkOrgs}
+	if !p.orgOnly {
+		in.Config = l.Configs[0]
+	}
+	res, err := compile.Compile(in)
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	dest := p.out
+	if p.kind == "rego" {
+		if dest == "" {
+			dest = "rego"
+		}
+		if err := std.aborts.critical(func() error { return res.WriteRego(dest) }); err != nil {
+			return failed(exitFailed, err)
+		}
+		fmt.Fprintf(std.err, "wrote %s/ (revision %s)\n", safetext.Line(dest), res.Revision[:16])
+		return nil
+	}
+	if dest == "" {
+		dest = "bundle.tar.gz"
+	}
+	var buf bytes.Buffer
+	if err := res.WriteBundle(&buf, sign); err != nil {
+		return failed(exitFailed, err)
+	}
+	if dest == "-" {
+		if _, err := stdoutFile(std).Write(buf.Bytes()); err != nil {
+			return failed(exitFailed, err)
+		}
+		return nil
+	}
+	err = safefile.Check(dest, isChockBundle, "a bundle chock compiled")
+	if err == nil {
+		err = std.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
+	}
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	signed := ""
+	if sign != nil {
+		signed = ", signed"
+	}
+	fmt.Fprintf(std.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
+	return nil
+}
+
 // newCompileCmd is `chock compile`.
 func newCompileCmd(std stdio) *cobra.Command {
-	var (
-		config, out, kind string
-		orgs              []string
-		orgOnly, linkOrgs bool
-		keys              keyFlags
-	)
+	var p compileParams
 	c := &cobra.Command{
 		Use:   "compile [--org FILE]... [--link-orgs] [-o OUT] [--kind bundle|rego] [--signing-key FILE [--signing-alg ALG]] [--verification-key FILE] [--config FILE | CONFIG]",
 		Short: "build the OPA bundle",
@@ -115,121 +237,26 @@ every --org a signed org bundle.
 --format is the old name of --kind, and still works.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The name the artifact kind was given by, for messages.
-			kindFlag := "--kind"
-			if cmd.Flags().Changed("format") {
-				if cmd.Flags().Changed("kind") {
-					return failedf(exitUsage, "--format is the old name of --kind; give one")
-				}
-				kindFlag = "--format"
-			}
-			if kind != "bundle" && kind != "rego" {
-				return failedf(exitUsage, "unknown %s %q (want bundle or rego)", kindFlag, kind)
-			}
-			if orgOnly && (len(orgs) > 0 || len(args) != 1) {
-				return failedf(exitUsage, "--org-only takes exactly one org source and no --org")
-			}
-			if linkOrgs && (orgOnly || len(orgs) == 0) {
-				return failedf(exitUsage, "--link-orgs links the project's --org ceilings by name; give at least one --org, and not --org-only")
-			}
-			if orgOnly && cmd.Flags().Changed("config") {
-				return failedf(exitUsage, "--org-only compiles the org source given as its argument; --config names a project's chock.zon")
-			}
-			if kind == "rego" && keys.signingKey != "" {
-				return failedf(exitUsage, "--signing-key signs bundles; %s rego writes an unsigned folder", kindFlag)
-			}
-			sign, err := readKey(keys.signingKey, keys.signingAlg, keys.signingKeyID, "signing key")
-			if err != nil {
-				return failed(exitUsage, err)
-			}
-			ro, err := keys.readOptions()
-			if err != nil {
-				return failed(exitUsage, err)
-			}
-
-			var l *load.Loaded
-			if orgOnly {
-				l, err = loadSources(nil, args, compile.ReadOptions{}, std)
-			} else {
-				files, ferr := configFiles(cmd, config, args)
-				if ferr != nil {
-					return ferr
-				}
-				l, err = loadSources(files, orgs, ro, std)
-			}
-			if err != nil {
+			p.configSet, p.formatSet, p.kindSet = cmd.Flags().Changed("config"), cmd.Flags().Changed("format"), cmd.Flags().Changed("kind")
+			if err := p.validate(args); err != nil {
 				return err
 			}
-			// A file with lint errors does not compile, and nothing is written;
-			// nor does an org that is to have a bundle of its own, or be
-			// linked by name, with a name that cannot root one.
-			ds := l.Lint()
-			if orgOnly || linkOrgs {
-				ds = append(ds, compile.OrgNameDiags(l.Orgs)...)
-			}
-			if err := refuseErrors(ds, l.Sources, std, "compile"); err != nil {
-				return err
-			}
-			in := compile.Input{Orgs: l.Orgs, LinkOrgs: linkOrgs}
-			if !orgOnly {
-				in.Config = l.Configs[0]
-			}
-			res, err := compile.Compile(in)
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			dest := out
-			if kind == "rego" {
-				if dest == "" {
-					dest = "rego"
-				}
-				if err := std.aborts.critical(func() error { return res.WriteRego(dest) }); err != nil {
-					return failed(exitFailed, err)
-				}
-				fmt.Fprintf(std.err, "wrote %s/ (revision %s)\n", safetext.Line(dest), res.Revision[:16])
-				return nil
-			}
-			if dest == "" {
-				dest = "bundle.tar.gz"
-			}
-			var buf bytes.Buffer
-			if err := res.WriteBundle(&buf, sign); err != nil {
-				return failed(exitFailed, err)
-			}
-			if dest == "-" {
-				if _, err := stdoutFile(std).Write(buf.Bytes()); err != nil {
-					return failed(exitFailed, err)
-				}
-				return nil
-			}
-			err = safefile.Check(dest, isChockBundle, "a bundle chock compiled")
-			if err == nil {
-				err = std.aborts.critical(func() error { return safefile.Write(dest, buf.Bytes(), 0o644) })
-			}
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			signed := ""
-			if sign != nil {
-				signed = ", signed"
-			}
-			fmt.Fprintf(std.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
-			return nil
+			return runCompile(cmd.Context(), args, p, std)
 		},
 	}
 	fs := c.Flags()
-	addConfigFlag(fs, &config)
-	fs.StringArrayVar(&orgs, "org", nil, "add the org ceiling in `FILE`: an org source (org.zon) or an org bundle; repeatable")
-	fs.StringVarP(&out, "output", "o", "", "where to write, `OUT`: a .tar.gz bundle (default bundle.tar.gz, - for stdout) or, with --kind rego, a folder (default rego)")
-	fs.StringVar(&kind, "kind", "bundle", "the artifact to build, `KIND`: bundle (an OPA .tar.gz bundle) or rego (modules and data in a folder, for review)")
+	addConfigFlag(fs, &p.config)
+	fs.StringArrayVar(&p.orgs, "org", nil, "add the org ceiling in `FILE`: an org source (org.zon) or an org bundle; repeatable")
+	fs.StringVarP(&p.out, "output", "o", "", "where to write, `OUT`: a .tar.gz bundle (default bundle.tar.gz, - for stdout) or, with --kind rego, a folder (default rego)")
+	fs.StringVar(&p.kind, "kind", "bundle", "the artifact to build, `KIND`: bundle (an OPA .tar.gz bundle) or rego (modules and data in a folder, for review)")
 	// --format was compile's name for --kind; lint's --format is its
 	// output format.
-	fs.StringVar(&kind, "format", "bundle", "the old name of --kind")
+	fs.StringVar(&p.kind, "format", "bundle", "the old name of --kind")
 	fs.MarkDeprecated("format", "use --kind (--format is lint's output format)")
-	fs.BoolVar(&orgOnly, "org-only", false, "compile one org source (the argument) into an org bundle (root chock_orgs/NAME) for --org, or to load beside a bundle that links it")
-	fs.BoolVar(&linkOrgs, "link-orgs", false, "link the --org ceilings by name: lint against them, but hold only the project layer; each org's bundle is loaded beside this one")
-	keys.addSigning(fs)
-	keys.addVerification(fs)
+	fs.BoolVar(&p.orgOnly, "org-only", false, "compile one org source (the argument) into an org bundle (root chock_orgs/NAME) for --org, or to load beside a bundle that links it")
+	fs.BoolVar(&p.linkOrgs, "link-orgs", false, "link the --org ceilings by name: lint against them, but hold only the project layer; each org's bundle is loaded beside this one")
+	p.keys.addSigning(fs)
+	p.keys.addVerification(fs)
 	c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]cobra.Completion{"bundle", "rego"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

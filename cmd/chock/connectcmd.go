@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,14 +16,114 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// connectParams are the flags of chock connect.
+type connectParams struct {
+	configFile string
+	orgs       []string
+	dryRun     bool
+}
+
+// validate checks the argument of chock connect, the client.
+func (p *connectParams) validate(args []string) error {
+	if !slices.Contains(clientconf.Clients, args[0]) {
+		return failedf(exitUsage, "unknown client %q (want %s)", args[0], strings.Join(clientconf.Clients, ", "))
+	}
+	return nil
+}
+
+// runConnect is chock connect once its flags are valid: the client's
+// files planned, and written unless --dry-run.
+func runConnect(_ context.Context, args []string, p connectParams, std stdio) error {
+	client := args[0]
+	project, err := os.Getwd()
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	abs := func(name string) (string, error) {
+		if name == "-" {
+			return "", errors.New("a client starts chock mcp serve itself, so the policy must be a file, not standard input")
+		}
+		full, err := filepath.Abs(name)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(full); err != nil {
+			return "", fmt.Errorf("%s: %w; the client's chock mcp serve reads it", displayName(name), err)
+		}
+		return full, nil
+	}
+	cfgPath, err := abs(p.configFile)
+	if err != nil {
+		return failed(exitUsage, err)
+	}
+	entry := clientconf.Entry{Name: "chock", Command: selfCommand(), Args: []string{"mcp", "serve", "--config", cfgPath}}
+	for _, o := range p.orgs {
+		full, err := abs(o)
+		if err != nil {
+			return failed(exitUsage, err)
+		}
+		entry.Args = append(entry.Args, "--org", full)
+	}
+	entry.Env = neededEnv(cfgPath)
+	codexHome := os.Getenv("CODEX_HOME")
+	if codexHome == "" {
+		home, err := os.UserHomeDir()
+		if err != nil && client == "codex" {
+			return failed(exitFailed, err)
+		}
+		codexHome = filepath.Join(home, ".codex")
+	}
+	edits, err := clientconf.Plan(client, entry, clientconf.Places{Project: project, CodexHome: codexHome}, readIfThere)
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	for _, ed := range edits {
+		shown := shownPath(project, ed.Path)
+		if !ed.Changed() {
+			fmt.Fprintf(std.out, "%s: already connected, nothing to change\n", shown)
+			continue
+		}
+		backup := ""
+		if ed.Old != nil {
+			backup = backupName(ed.Path)
+		}
+		if !p.dryRun {
+			if err := writeEdit(ed, backup); err != nil {
+				return failed(exitFailed, err)
+			}
+		}
+		verb := "created"
+		if ed.Old != nil {
+			verb = "changed"
+		}
+		if p.dryRun {
+			verb = "would be " + verb
+		}
+		fmt.Fprintf(std.out, "%s: %s\n", shown, verb)
+		for _, ch := range ed.Changes {
+			fmt.Fprintf(std.out, "  %s\n", ch)
+		}
+		if backup != "" {
+			kept := "kept as"
+			if p.dryRun {
+				kept = "would be kept as"
+			}
+			fmt.Fprintf(std.out, "  the file as it was %s %s\n", kept, shownPath(project, backup))
+		}
+		for _, n := range ed.Notes {
+			fmt.Fprintf(std.out, "  note: %s\n", n)
+		}
+	}
+	if p.dryRun {
+		fmt.Fprintln(std.out, "--dry-run: nothing was written")
+	}
+	return nil
+}
+
 // newConnectCmd is `chock connect CLIENT`: it writes an agent client's MCP
 // configuration to start chock mcp serve.
 func newConnectCmd(std stdio) *cobra.Command {
-	var (
-		configFile string
-		orgs       []string
-		dryRun     bool
-	)
+	var p connectParams
 	c := &cobra.Command{
 		Use:   "connect claude-code|codex|cursor|gemini [--dry-run] [--config FILE] [--org FILE]...",
 		Short: "write an agent client's MCP configuration to start chock mcp serve",
@@ -47,98 +148,15 @@ writes nothing.
 		Args:      exactArgs(1),
 		ValidArgs: clientconf.Clients,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client := args[0]
-			if !slices.Contains(clientconf.Clients, client) {
-				return failedf(exitUsage, "unknown client %q (want %s)", client, strings.Join(clientconf.Clients, ", "))
+			if err := p.validate(args); err != nil {
+				return err
 			}
-			project, err := os.Getwd()
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			abs := func(name string) (string, error) {
-				if name == "-" {
-					return "", errors.New("a client starts chock mcp serve itself, so the policy must be a file, not standard input")
-				}
-				p, err := filepath.Abs(name)
-				if err != nil {
-					return "", err
-				}
-				if _, err := os.Stat(p); err != nil {
-					return "", fmt.Errorf("%s: %w; the client's chock mcp serve reads it", displayName(name), err)
-				}
-				return p, nil
-			}
-			cfgPath, err := abs(configFile)
-			if err != nil {
-				return failed(exitUsage, err)
-			}
-			entry := clientconf.Entry{Name: "chock", Command: selfCommand(), Args: []string{"mcp", "serve", "--config", cfgPath}}
-			for _, o := range orgs {
-				p, err := abs(o)
-				if err != nil {
-					return failed(exitUsage, err)
-				}
-				entry.Args = append(entry.Args, "--org", p)
-			}
-			entry.Env = neededEnv(cfgPath)
-			codexHome := os.Getenv("CODEX_HOME")
-			if codexHome == "" {
-				home, err := os.UserHomeDir()
-				if err != nil && client == "codex" {
-					return failed(exitFailed, err)
-				}
-				codexHome = filepath.Join(home, ".codex")
-			}
-			edits, err := clientconf.Plan(client, entry, clientconf.Places{Project: project, CodexHome: codexHome}, readIfThere)
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			for _, ed := range edits {
-				shown := shownPath(project, ed.Path)
-				if !ed.Changed() {
-					fmt.Fprintf(std.out, "%s: already connected, nothing to change\n", shown)
-					continue
-				}
-				backup := ""
-				if ed.Old != nil {
-					backup = backupName(ed.Path)
-				}
-				if !dryRun {
-					if err := writeEdit(ed, backup); err != nil {
-						return failed(exitFailed, err)
-					}
-				}
-				verb := "created"
-				if ed.Old != nil {
-					verb = "changed"
-				}
-				if dryRun {
-					verb = "would be " + verb
-				}
-				fmt.Fprintf(std.out, "%s: %s\n", shown, verb)
-				for _, ch := range ed.Changes {
-					fmt.Fprintf(std.out, "  %s\n", ch)
-				}
-				if backup != "" {
-					kept := "kept as"
-					if dryRun {
-						kept = "would be kept as"
-					}
-					fmt.Fprintf(std.out, "  the file as it was %s %s\n", kept, shownPath(project, backup))
-				}
-				for _, n := range ed.Notes {
-					fmt.Fprintf(std.out, "  note: %s\n", n)
-				}
-			}
-			if dryRun {
-				fmt.Fprintln(std.out, "--dry-run: nothing was written")
-			}
-			return nil
+			return runConnect(cmd.Context(), args, p, std)
 		},
 	}
-	addConfigFlag(c.Flags(), &configFile)
-	c.Flags().StringArrayVar(&orgs, "org", nil, "start the gateway with the org ceiling in `FILE` too; repeatable")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what would change, and write nothing")
+	addConfigFlag(c.Flags(), &p.configFile)
+	c.Flags().StringArrayVar(&p.orgs, "org", nil, "start the gateway with the org ceiling in `FILE` too; repeatable")
+	c.Flags().BoolVar(&p.dryRun, "dry-run", false, "print what would change, and write nothing")
 	return c
 }
 

@@ -18,14 +18,106 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// diffParams are the flags of chock diff.
+type diffParams struct {
+	orgs, orgsOld, orgsNew []string
+	base, format, failOn   string
+	maxRegions             int
+	keys                   keyFlags
+	// oldFile and newFile are the configs of the two sides, as validate
+	// read them from the arguments and --base.
+	oldFile, newFile string
+}
+
+// validate checks the flags and arguments of chock diff, and reads which
+// configs the two sides are.
+func (p *diffParams) validate(args []string) error {
+	switch p.format {
+	case "text", "json", "markdown":
+	default:
+		return failedf(exitUsage, "unknown --format %q (want text, json or markdown)", p.format)
+	}
+	switch p.failOn {
+	case "", "widen", "change":
+	default:
+		return failedf(exitUsage, "unknown --fail-on %q (want widen or change)", p.failOn)
+	}
+	if p.maxRegions < 0 {
+		return failedf(exitUsage, "--max-regions %d: want a number of regions, or 0 for the default", p.maxRegions)
+	}
+	switch {
+	case p.base == "" && len(args) == 2:
+		p.oldFile, p.newFile = args[0], args[1]
+	case p.base != "" && len(args) <= 1:
+		p.newFile = defaultConfig
+		if len(args) == 1 {
+			p.newFile = args[0]
+		}
+		p.oldFile = p.newFile
+	default:
+		return usageError()
+	}
+	return nil
+}
+
+// runDiff is chock diff once its flags are valid: both sides read and
+// decoded, and the report written.
+func runDiff(ctx context.Context, p diffParams, std stdio) error {
+	ro, err := p.keys.readOptions()
+	if err != nil {
+		return failed(exitUsage, err)
+	}
+	// The old side: from git at --base, or as named.
+	read := func(name string) ([]byte, string, error) {
+		src, err := readInput(name, std)
+		if err != nil {
+			return nil, "", inputError(exitUsage, err)
+		}
+		return src, displayName(name), nil
+	}
+	readOld := read
+	if p.base != "" {
+		readOld = func(name string) ([]byte, string, error) { return gitShow(ctx, p.base, name) }
+	}
+	oldSide, err := diffSide(p.oldFile, append(append([]string(nil), p.orgs...), p.orgsOld...), readOld, ro, std)
+	if err != nil {
+		return err
+	}
+	newSide, err := diffSide(p.newFile, append(append([]string(nil), p.orgs...), p.orgsNew...), read, ro, std)
+	if err != nil {
+		return err
+	}
+	rep, err := diff.Diff(oldSide, newSide, diff.Options{Max: p.maxRegions})
+	var le *region.LimitError
+	if errors.As(err, &le) {
+		return failedf(exitFailed, "%v; nothing is reported (--max-regions N raises the cap)", err)
+	}
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	switch p.format {
+	case "json":
+		err = writeJSON(std, rep, true)
+	case "markdown":
+		err = rep.WriteMarkdown(std.out)
+	default:
+		err = rep.WriteText(std.out)
+	}
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	switch {
+	case p.failOn == "widen" && rep.Widened():
+		return failedf(exitFailed, "the change widens what the policy grants (--fail-on widen)")
+	case p.failOn == "change" && !rep.Empty():
+		return failedf(exitFailed, "the policy changed (--fail-on change)")
+	}
+	return nil
+}
+
 // newDiffCmd is `chock diff [--org FILE]... OLD NEW`, or `--base REV [NEW]`.
 func newDiffCmd(std stdio) *cobra.Command {
-	var (
-		orgs, orgsOld, orgsNew []string
-		base, format, failOn   string
-		maxRegions             int
-		keys                   keyFlags
-	)
+	var p diffParams
 	c := &cobra.Command{
 		Use:   "diff [--org FILE]... [--org-old FILE]... [--org-new FILE]... [--format text|json|markdown] [--fail-on widen|change] [--max-regions N] {OLD NEW | --base REV [NEW]}",
 		Short: "the exact change in what a policy grants",
@@ -55,95 +147,22 @@ when anything changed. The walk covers only what the changed rules match
 (default 100,000, or 8 a rule for larger policies), exit 1.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch format {
-			case "text", "json", "markdown":
-			default:
-				return failedf(exitUsage, "unknown --format %q (want text, json or markdown)", format)
-			}
-			switch failOn {
-			case "", "widen", "change":
-			default:
-				return failedf(exitUsage, "unknown --fail-on %q (want widen or change)", failOn)
-			}
-			if maxRegions < 0 {
-				return failedf(exitUsage, "--max-regions %d: want a number of regions, or 0 for the default", maxRegions)
-			}
-			var oldFile, newFile string
-			switch {
-			case base == "" && len(args) == 2:
-				oldFile, newFile = args[0], args[1]
-			case base != "" && len(args) <= 1:
-				newFile = defaultConfig
-				if len(args) == 1 {
-					newFile = args[0]
-				}
-				oldFile = newFile
-			default:
-				return usageError()
-			}
-			ro, err := keys.readOptions()
-			if err != nil {
-				return failed(exitUsage, err)
-			}
-			ctx := cmd.Context()
-			// The old side: from git at --base, or as named.
-			read := func(name string) ([]byte, string, error) {
-				src, err := readInput(name, std)
-				if err != nil {
-					return nil, "", inputError(exitUsage, err)
-				}
-				return src, displayName(name), nil
-			}
-			readOld := read
-			if base != "" {
-				readOld = func(name string) ([]byte, string, error) { return gitShow(ctx, base, name) }
-			}
-			oldSide, err := diffSide(oldFile, append(append([]string(nil), orgs...), orgsOld...), readOld, ro, std)
-			if err != nil {
+			if err := p.validate(args); err != nil {
 				return err
 			}
-			newSide, err := diffSide(newFile, append(append([]string(nil), orgs...), orgsNew...), read, ro, std)
-			if err != nil {
-				return err
-			}
-			rep, err := diff.Diff(oldSide, newSide, diff.Options{Max: maxRegions})
-			var le *region.LimitError
-			if errors.As(err, &le) {
-				return failedf(exitFailed, "%v; nothing is reported (--max-regions N raises the cap)", err)
-			}
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			switch format {
-			case "json":
-				err = writeJSON(std, rep, true)
-			case "markdown":
-				err = rep.WriteMarkdown(std.out)
-			default:
-				err = rep.WriteText(std.out)
-			}
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			switch {
-			case failOn == "widen" && rep.Widened():
-				return failedf(exitFailed, "the change widens what the policy grants (--fail-on widen)")
-			case failOn == "change" && !rep.Empty():
-				return failedf(exitFailed, "the policy changed (--fail-on change)")
-			}
-			return nil
+			return runDiff(cmd.Context(), p, std)
 		},
 	}
 	fs := c.Flags()
-	fs.StringArrayVar(&orgs, "org", nil, "add the org ceiling in `FILE` to both sides: an org source (org.zon) or an org bundle; repeatable")
-	fs.StringArrayVar(&orgsOld, "org-old", nil, "add the org ceiling in `FILE` to the old side only; repeatable")
-	fs.StringArrayVar(&orgsNew, "org-new", nil, "add the org ceiling in `FILE` to the new side only; repeatable")
-	fs.StringVar(&base, "base", "", "read the old side from git at `REV` (git show REV:PATH), the new from the work tree")
-	fs.StringVar(&format, "format", "text", "the output `FORMAT`: text, json or markdown")
-	fs.StringVar(&failOn, "fail-on", "", "exit 1 when anything widened (`WHAT` = widen) or changed at all (change)")
-	fs.IntVar(&maxRegions, "max-regions", 0, "stop past `N` regions (0: 100,000, or 8 a rule for larger policies)")
-	keys.addAlg(fs)
-	keys.addVerification(fs)
+	fs.StringArrayVar(&p.orgs, "org", nil, "add the org ceiling in `FILE` to both sides: an org source (org.zon) or an org bundle; repeatable")
+	fs.StringArrayVar(&p.orgsOld, "org-old", nil, "add the org ceiling in `FILE` to the old side only; repeatable")
+	fs.StringArrayVar(&p.orgsNew, "org-new", nil, "add the org ceiling in `FILE` to the new side only; repeatable")
+	fs.StringVar(&p.base, "base", "", "read the old side from git at `REV` (git show REV:PATH), the new from the work tree")
+	fs.StringVar(&p.format, "format", "text", "the output `FORMAT`: text, json or markdown")
+	fs.StringVar(&p.failOn, "fail-on", "", "exit 1 when anything widened (`WHAT` = widen) or changed at all (change)")
+	fs.IntVar(&p.maxRegions, "max-regions", 0, "stop past `N` regions (0: 100,000, or 8 a rule for larger policies)")
+	p.keys.addAlg(fs)
+	p.keys.addVerification(fs)
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"text", "json", "markdown"}, cobra.ShellCompDirectiveNoFileComp))
 	c.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]cobra.Completion{"widen", "change"}, cobra.ShellCompDirectiveNoFileComp))
 	return c

@@ -161,13 +161,14 @@ func sourcesOf(lists ...[]load.Source) diag.Sources {
 // forActions is the start of a command that decides the actions named on
 // its command line (eval, explain): the phase, the actions checked as
 // actions, then those of the --actions file (actionsFile, when not ""),
-// then the policy. It returns every action, the arguments' first.
-func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string, actionsFile string, std stdio) (config.Phase, []string, *load.Policy, error) {
+// then the policy. It returns every action, the arguments' first. prefix
+// begins the messages about a malformed argument (errPrefix).
+func (p *policyFlags) forActions(ctx context.Context, prefix, phase string, args []string, actionsFile string, std stdio) (config.Phase, []string, *load.Policy, error) {
 	ph, err := parsePhase(phase)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if err := checkActions(cmd, args, std); err != nil {
+	if err := checkActions(prefix, args, std); err != nil {
 		return 0, nil, nil, err
 	}
 	actions := args
@@ -178,13 +179,13 @@ func (p *policyFlags) forActions(cmd *cobra.Command, phase string, args []string
 		case actionsFile == "-" && len(p.bundles) == 0 && p.config == "-":
 			return 0, nil, nil, failedf(exitUsage, "--actions - and --config - both read standard input; give one a file")
 		}
-		more, err := readActions(cmd, actionsFile, std)
+		more, err := readActions(actionsFile, std)
 		if err != nil {
 			return 0, nil, nil, err
 		}
 		actions = append(append([]string(nil), args...), more...)
 	}
-	pol, err := p.load(cmd.Context(), std)
+	pol, err := p.load(ctx, std)
 	return ph, actions, pol, err
 }
 
@@ -198,7 +199,7 @@ func addActionsFlag(c *cobra.Command, p *string, does string) {
 // Every line that is not an action is reported with its line number
 // (FILE:LINE: ...), and then the command ends with exit 2, as a malformed
 // action on the command line does; so does a file with no action.
-func readActions(cmd *cobra.Command, name string, std stdio) ([]string, error) {
+func readActions(name string, std stdio) ([]string, error) {
 	src, err := readInput(name, std)
 	if err != nil {
 		return nil, inputError(exitUsage, err)
@@ -235,8 +236,9 @@ func readActions(cmd *cobra.Command, name string, std stdio) ([]string, error) {
 }
 
 // checkActions checks the actions named on the command line as actions:
-// a malformed one is a usage error that names it and says why.
-func checkActions(cmd *cobra.Command, actions []string, std stdio) error {
+// a malformed one is a usage error that names it and says why, in a
+// message that begins with prefix.
+func checkActions(prefix string, actions []string, std stdio) error {
 	for _, a := range actions {
 		if a == "-" {
 			return failedf(exitUsage, "\"-\" is not an action; name the actions as arguments, or read them with --actions -")
@@ -247,7 +249,7 @@ func checkActions(cmd *cobra.Command, actions []string, std stdio) error {
 			if errors.As(err, &pe) {
 				at = fmt.Sprintf(" at byte %d", pe.Offset+1)
 			}
-			fmt.Fprintf(std.err, "%s: %s is not an action: %s%s\n", errPrefix(cmd), safetext.Line(strconv.Quote(a)), err, at)
+			fmt.Fprintf(std.err, "%s: %s is not an action: %s%s\n", prefix, safetext.Line(strconv.Quote(a)), err, at)
 			if pe != nil && pe.Hint != "" {
 				fmt.Fprintf(std.err, "    hint: %s\n", pe.Hint)
 			}
@@ -346,13 +348,55 @@ func evalText(d *eval.Decision) string {
 	return fmt.Sprintf("%s %s %s  %s %s %s", d.Action, d.Phase, d.Decision, l.Spelling(), rule, pos)
 }
 
+// evalParams are the flags of chock eval.
+type evalParams struct {
+	pf               policyFlags
+	phase, actions   string
+	asJSON, exitCode bool
+	// prefix begins the messages about a malformed action (errPrefix).
+	prefix string
+}
+
+// validate checks that chock eval has actions to decide.
+func (p *evalParams) validate(args []string) error {
+	if len(args) == 0 && p.actions == "" {
+		return usageError()
+	}
+	return nil
+}
+
+// runEval is chock eval once its flags are valid: each action decided,
+// and its decision printed.
+func runEval(ctx context.Context, args []string, p evalParams, std stdio) error {
+	defer p.pf.opa.close()
+	ph, all, pol, err := p.pf.forActions(ctx, p.prefix, p.phase, args, p.actions, std)
+	if err != nil {
+		return err
+	}
+	refused := false
+	for _, a := range all {
+		d, err := pol.Engine.Decide(ctx, a, ph)
+		if err != nil {
+			return failed(exitFailed, err)
+		}
+		if d.Decision != config.Allow {
+			refused = true
+		}
+		if p.asJSON {
+			writeJSON(std, d, false)
+		} else {
+			fmt.Fprintln(std.out, evalLine(d))
+		}
+	}
+	if p.exitCode && refused {
+		return reported(exitFailed)
+	}
+	return nil
+}
+
 // newEvalCmd is `chock eval`.
 func newEvalCmd(std stdio) *cobra.Command {
-	var (
-		pf               policyFlags
-		phase, actions   string
-		asJSON, exitCode bool
-	)
+	var p evalParams
 	c := &cobra.Command{
 		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json] [--exit-code] [--actions FILE|-] [ACTION...]",
 		Short: "decide actions",
@@ -368,41 +412,18 @@ usage error (exit 2), one in the file reported as FILE:LINE; with
 --exit-code, an action not allowed is exit 1.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && actions == "" {
-				return usageError()
-			}
-			ctx := cmd.Context()
-			defer pf.opa.close()
-			ph, all, p, err := pf.forActions(cmd, phase, args, actions, std)
-			if err != nil {
+			p.prefix = errPrefix(cmd)
+			if err := p.validate(args); err != nil {
 				return err
 			}
-			refused := false
-			for _, a := range all {
-				d, err := p.Engine.Decide(ctx, a, ph)
-				if err != nil {
-					return failed(exitFailed, err)
-				}
-				if d.Decision != config.Allow {
-					refused = true
-				}
-				if asJSON {
-					writeJSON(std, d, false)
-				} else {
-					fmt.Fprintln(std.out, evalLine(d))
-				}
-			}
-			if exitCode && refused {
-				return reported(exitFailed)
-			}
-			return nil
+			return runEval(cmd.Context(), args, p, std)
 		},
 	}
-	pf.add(c.Flags())
-	pf.opa.add(c.Flags())
-	addPhaseFlag(c, &phase)
-	c.Flags().BoolVar(&asJSON, "json", false, "print each decision object as one line of JSON")
-	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 if any action is not allowed")
-	addActionsFlag(c, &actions, "also decide")
+	p.pf.add(c.Flags())
+	p.pf.opa.add(c.Flags())
+	addPhaseFlag(c, &p.phase)
+	c.Flags().BoolVar(&p.asJSON, "json", false, "print each decision object as one line of JSON")
+	c.Flags().BoolVar(&p.exitCode, "exit-code", false, "exit 1 if any action is not allowed")
+	addActionsFlag(c, &p.actions, "also decide")
 	return c
 }

@@ -36,7 +36,7 @@ after another.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			defer pf.opa.close()
-			ph, all, p, err := pf.forActions(cmd, phase, args, actions, std)
+			ph, all, p, err := pf.forActions(ctx, errPrefix(cmd), phase, args, actions, std)
 			if err != nil {
 				return err
 			}

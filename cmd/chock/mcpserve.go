@@ -29,14 +29,115 @@ import (
 // is set; otherwise a token is made and printed once.
 const tokenEnv = "CHOCK_GATEWAY_TOKEN"
 
+// mcpServeParams are the flags of chock mcp serve.
+type mcpServeParams struct {
+	pf        policyFlags
+	cf        callFlags
+	addr, ask string
+	// mode and listen are --ask and --http as validate read them.
+	mode   gateway.Ask
+	listen string
+}
+
+// validate checks the flags of chock mcp serve and reads --ask and
+// --http.
+func (p *mcpServeParams) validate() error {
+	mode, ok := gateway.ParseAsk(p.ask)
+	if !ok {
+		return failedf(exitUsage, "unknown --ask %q (want elicit, prompt or deny)", p.ask)
+	}
+	p.mode = mode
+	if p.addr != "" {
+		ap, err := netaddr.LoopbackListen(p.addr)
+		if err != nil {
+			return failedf(exitUsage, "--http %w", err)
+		}
+		p.listen = ap.String()
+	}
+	return p.cf.check()
+}
+
+// runMCPServe is chock mcp serve once its flags are valid: the gateway,
+// serving stdio or HTTP until ctx ends.
+func runMCPServe(ctx context.Context, p mcpServeParams, std stdio) error {
+	var prompter *runtime.TerminalAsker
+	if p.mode == gateway.AskPrompt {
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return failedf(exitUsage, "--ask prompt asks at the controlling terminal, and there is none: %v", err)
+		}
+		defer tty.Close()
+		prompter = &runtime.TerminalAsker{In: tty, Out: tty}
+	}
+	// A policy OPA's bundle plugin swaps in reaches every connection.
+	var swapTo atomic.Pointer[gateway.Gateway]
+	p.pf.opa.onSwap = func(string) {
+		if g := swapTo.Load(); g != nil {
+			g.Swapped(ctx, nil, bundleSources(g.Engine().Meta()))
+		}
+	}
+	defer p.pf.opa.close()
+	pol, err := p.pf.load(ctx, std)
+	if err != nil {
+		return err
+	}
+	o, err := p.cf.options(pol, p.pf.files(), std.err)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(gateway.Options{
+		Engine: pol.Engine, Config: pol.Config, Sources: pol.Sources,
+		NewSession: func(ctx context.Context, asker runtime.Asker) (*runtime.Session, error) {
+			o := o
+			o.Asker = asker
+			return runtime.New(ctx, o)
+		},
+		Ask: p.mode, Prompter: prompter, Log: std.err, Version: moduleVersion(),
+	})
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	swapTo.Store(g)
+	std.aborts.add(g.Abort)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if files := p.pf.watched(); len(files) > 0 && !p.pf.opa.given() {
+		// The folders the policy's files are in, as they are now: an
+		// edit is read only while each is the same folder (one a call
+		// moved away and replaced is not the user's).
+		start := folderIDs(p.pf.files())
+		go func() {
+			reload := func() {
+				if now := folderIDs(p.pf.files()); !maps.Equal(now, start) {
+					why := "a folder of the policy's files is not the one chock mcp serve started with (moved or replaced), so the files now there are not read"
+					fmt.Fprintf(std.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
+					g.Kept(why)
+					return
+				}
+				p.pf.reload(watchCtx, g, std)
+			}
+			if err := gateway.Watch(watchCtx, files, reload, nil); err != nil {
+				fmt.Fprintf(std.err, "chock mcp serve: %v; edits of the policy are not followed\n", err)
+			}
+		}()
+	}
+	if p.listen == "" {
+		if _, tty := isTerminal(std.in); tty {
+			fmt.Fprintln(std.err, "chock mcp serve: reading MCP from standard input, a terminal; an agent client starts this command itself (chock connect writes its configuration), or serve --http")
+		}
+		err := g.ServeStdio(ctx, &mcp.IOTransport{Reader: io.NopCloser(std.in), Writer: nopWriteCloser{std.raw}})
+		if err != nil && ctx.Err() == nil {
+			return failed(exitFailed, err)
+		}
+		return nil
+	}
+	return serveHTTP(ctx, g, p.listen, std)
+}
+
 // newMCPServeCmd is `chock mcp serve`: the MCP gateway a real agent client
 // connects to.
 func newMCPServeCmd(std stdio) *cobra.Command {
-	var (
-		pf        policyFlags
-		cf        callFlags
-		addr, ask string
-	)
+	var p mcpServeParams
 	c := &cobra.Command{
 		Use:   "serve [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--http ADDR] [--ask elicit|prompt|deny]",
 		Short: "serve MCP to an agent client, every tool call under policy",
@@ -64,101 +165,17 @@ carrying Authorization: Bearer TOKEN: $CHOCK_GATEWAY_TOKEN, or a token made
 and printed once on stderr.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mode, ok := gateway.ParseAsk(ask)
-			if !ok {
-				return failedf(exitUsage, "unknown --ask %q (want elicit, prompt or deny)", ask)
-			}
-			var listen string
-			if addr != "" {
-				ap, err := netaddr.LoopbackListen(addr)
-				if err != nil {
-					return failedf(exitUsage, "--http %w", err)
-				}
-				listen = ap.String()
-			}
-			if err := cf.check(); err != nil {
+			if err := p.validate(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			var prompter *runtime.TerminalAsker
-			if mode == gateway.AskPrompt {
-				tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-				if err != nil {
-					return failedf(exitUsage, "--ask prompt asks at the controlling terminal, and there is none: %v", err)
-				}
-				defer tty.Close()
-				prompter = &runtime.TerminalAsker{In: tty, Out: tty}
-			}
-			// A policy OPA's bundle plugin swaps in reaches every connection.
-			var swapTo atomic.Pointer[gateway.Gateway]
-			pf.opa.onSwap = func(string) {
-				if g := swapTo.Load(); g != nil {
-					g.Swapped(ctx, nil, bundleSources(g.Engine().Meta()))
-				}
-			}
-			defer pf.opa.close()
-			p, err := pf.load(ctx, std)
-			if err != nil {
-				return err
-			}
-			o, err := cf.options(p, pf.files(), std.err)
-			if err != nil {
-				return err
-			}
-			g, err := gateway.New(gateway.Options{
-				Engine: p.Engine, Config: p.Config, Sources: p.Sources,
-				NewSession: func(ctx context.Context, asker runtime.Asker) (*runtime.Session, error) {
-					o := o
-					o.Asker = asker
-					return runtime.New(ctx, o)
-				},
-				Ask: mode, Prompter: prompter, Log: std.err, Version: moduleVersion(),
-			})
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			swapTo.Store(g)
-			std.aborts.add(g.Abort)
-			watchCtx, stopWatch := context.WithCancel(ctx)
-			defer stopWatch()
-			if files := pf.watched(); len(files) > 0 && !pf.opa.given() {
-				// The folders the policy's files are in, as they are now: an
-				// edit is read only while each is the same folder (one a call
-				// moved away and replaced is not the user's).
-				start := folderIDs(pf.files())
-				go func() {
-					reload := func() {
-						if now := folderIDs(pf.files()); !maps.Equal(now, start) {
-							why := "a folder of the policy's files is not the one chock mcp serve started with (moved or replaced), so the files now there are not read"
-							fmt.Fprintf(std.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
-							g.Kept(why)
-							return
-						}
-						pf.reload(watchCtx, g, std)
-					}
-					if err := gateway.Watch(watchCtx, files, reload, nil); err != nil {
-						fmt.Fprintf(std.err, "chock mcp serve: %v; edits of the policy are not followed\n", err)
-					}
-				}()
-			}
-			if listen == "" {
-				if _, tty := isTerminal(std.in); tty {
-					fmt.Fprintln(std.err, "chock mcp serve: reading MCP from standard input, a terminal; an agent client starts this command itself (chock connect writes its configuration), or serve --http")
-				}
-				err := g.ServeStdio(ctx, &mcp.IOTransport{Reader: io.NopCloser(std.in), Writer: nopWriteCloser{std.raw}})
-				if err != nil && ctx.Err() == nil {
-					return failed(exitFailed, err)
-				}
-				return nil
-			}
-			return serveHTTP(ctx, g, listen, std)
+			return runMCPServe(cmd.Context(), p, std)
 		},
 	}
-	pf.add(c.Flags())
-	pf.opa.add(c.Flags())
-	c.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
-	c.Flags().StringVar(&ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
-	cf.add(c.Flags())
+	p.pf.add(c.Flags())
+	p.pf.opa.add(c.Flags())
+	c.Flags().StringVar(&p.addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
+	c.Flags().StringVar(&p.ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
+	p.cf.add(c.Flags())
 	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"elicit", "prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

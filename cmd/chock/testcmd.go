@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -18,15 +19,101 @@ import (
 // testFormats are chock test's --format values, the default first.
 var testFormats = []string{"text", "json", "junit"}
 
+// testParams are the flags of chock test.
+type testParams struct {
+	pf                policyFlags
+	coverage, verbose bool
+	format, threshold string
+	runPattern        string
+	// configSet and thresholdSet say whether --config and --threshold
+	// were given.
+	configSet, thresholdSet bool
+	// minimum and only are --threshold and --run as validate read them.
+	minimum float64
+	only    *regexp.Regexp
+}
+
+// validate checks the flags of chock test, and reads --threshold and
+// --run.
+func (p *testParams) validate() error {
+	if !slices.Contains(testFormats, p.format) {
+		return failedf(exitUsage, "unknown --format %q (want text, json or junit)", p.format)
+	}
+	if p.thresholdSet {
+		v, err := parseThreshold(p.threshold)
+		if err != nil {
+			return failed(exitUsage, err)
+		}
+		p.minimum = v
+	}
+	if p.runPattern != "" {
+		re, err := regexp.Compile(p.runPattern)
+		if err != nil {
+			return failedf(exitUsage, "--run %s: %v", strconv.Quote(p.runPattern), err)
+		}
+		p.only = re
+	}
+	return nil
+}
+
+// runTest is chock test once its flags are valid: the expectations run,
+// and their report written.
+func runTest(ctx context.Context, args []string, p testParams, std stdio) error {
+	files, err := configArgs(p.configSet, p.pf.config, args)
+	if err != nil {
+		return err
+	}
+	p.pf.config = files[0]
+	pol, err := p.pf.load(ctx, std)
+	if err != nil {
+		return err
+	}
+	cfg := *pol.Config
+	if p.only != nil {
+		cfg.Expect = nil
+		for _, x := range pol.Config.Expect {
+			if p.only.MatchString(x.Action.Value) {
+				cfg.Expect = append(cfg.Expect, x)
+			}
+		}
+		if len(cfg.Expect) == 0 {
+			fmt.Fprintf(std.err, "chock test: no expectation's action matches --run %s\n", strconv.Quote(p.runPattern))
+		}
+	}
+	start := time.Now()
+	results, unused, err := eval.RunExpectations(ctx, pol.Engine, &cfg)
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	elapsed := time.Since(start)
+	cov := eval.CoverageOf(pol.Engine.Meta(), unused)
+	rep := testReport{results: results, coverage: cov, policy: pol, elapsed: elapsed, started: start}
+	switch p.format {
+	case "json":
+		err = writeJSON(std, rep.json(), true)
+	case "junit":
+		err = rep.writeJUnit(std)
+	default:
+		rep.writeText(std, p.verbose, p.coverage || p.thresholdSet, p.coverage)
+	}
+	if err != nil {
+		return failed(exitFailed, err)
+	}
+	code := exitOK
+	if rep.failed() > 0 {
+		code = exitFailed
+	}
+	if p.thresholdSet && cov.Below(p.minimum) {
+		fmt.Fprintf(std.err, "chock test: coverage %s is below --threshold %s%%\n", pct(cov.Percent()), strconv.FormatFloat(p.minimum, 'f', -1, 64))
+		code = exitFailed
+	}
+	return reported(code)
+}
+
 // newTestCmd is `chock test [--org FILE]... [--format text|json|junit]
 // [--coverage] [--threshold PCT] [--run REGEX] [-v] [CONFIG]`.
 func newTestCmd(std stdio) *cobra.Command {
-	var (
-		pf                policyFlags
-		coverage, verbose bool
-		format, threshold string
-		runPattern        string
-	)
+	var p testParams
 	c := &cobra.Command{
 		Use:   "test [--org FILE]... [--format text|json|junit] [--coverage] [--threshold PCT] [--run REGEX] [-v] [--config FILE | CONFIG]",
 		Short: "run the .expect policy tests",
@@ -49,87 +136,23 @@ testcase per expectation, each failure with the explanation chock explain
 gives; CI systems read it as test results.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(testFormats, format) {
-				return failedf(exitUsage, "unknown --format %q (want text, json or junit)", format)
-			}
-			var minimum float64
-			if cmd.Flags().Changed("threshold") {
-				v, err := parseThreshold(threshold)
-				if err != nil {
-					return failed(exitUsage, err)
-				}
-				minimum = v
-			}
-			var only *regexp.Regexp
-			if runPattern != "" {
-				re, err := regexp.Compile(runPattern)
-				if err != nil {
-					return failedf(exitUsage, "--run %s: %v", strconv.Quote(runPattern), err)
-				}
-				only = re
-			}
-			files, err := configFiles(cmd, pf.config, args)
-			if err != nil {
+			p.configSet, p.thresholdSet = cmd.Flags().Changed("config"), cmd.Flags().Changed("threshold")
+			if err := p.validate(); err != nil {
 				return err
 			}
-			pf.config = files[0]
-			ctx := cmd.Context()
-			p, err := pf.load(ctx, std)
-			if err != nil {
-				return err
-			}
-			cfg := *p.Config
-			if only != nil {
-				cfg.Expect = nil
-				for _, x := range p.Config.Expect {
-					if only.MatchString(x.Action.Value) {
-						cfg.Expect = append(cfg.Expect, x)
-					}
-				}
-				if len(cfg.Expect) == 0 {
-					fmt.Fprintf(std.err, "chock test: no expectation's action matches --run %s\n", strconv.Quote(runPattern))
-				}
-			}
-			start := time.Now()
-			results, unused, err := eval.RunExpectations(ctx, p.Engine, &cfg)
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			elapsed := time.Since(start)
-			cov := eval.CoverageOf(p.Engine.Meta(), unused)
-			rep := testReport{results: results, coverage: cov, policy: p, elapsed: elapsed, started: start}
-			switch format {
-			case "json":
-				err = writeJSON(std, rep.json(), true)
-			case "junit":
-				err = rep.writeJUnit(std)
-			default:
-				rep.writeText(std, verbose, coverage || cmd.Flags().Changed("threshold"), coverage)
-			}
-			if err != nil {
-				return failed(exitFailed, err)
-			}
-			code := exitOK
-			if rep.failed() > 0 {
-				code = exitFailed
-			}
-			if cmd.Flags().Changed("threshold") && cov.Below(minimum) {
-				fmt.Fprintf(std.err, "chock test: coverage %s is below --threshold %s%%\n", pct(cov.Percent()), strconv.FormatFloat(minimum, 'f', -1, 64))
-				code = exitFailed
-			}
-			return reported(code)
+			return runTest(cmd.Context(), args, p, std)
 		},
 	}
 	fs := c.Flags()
-	addConfigFlag(fs, &pf.config)
-	pf.addOrgs(fs)
-	fs.StringVar(&format, "format", testFormats[0], "the output `FORMAT`: text, json or junit")
-	fs.BoolVar(&coverage, "coverage", false, "print the share of rules exercised and list every rule that no expectation exercised")
-	fs.StringVar(&threshold, "threshold", "", "exit 1 when less than `PCT` percent of the rules are exercised (0 to 100)")
-	fs.StringVar(&runPattern, "run", "", "run only the expectations whose action matches `REGEX`")
-	fs.BoolVarP(&verbose, "verbose", "v", false, "print passing expectations too")
-	pf.keys.addAlg(fs)
-	pf.keys.addVerification(fs)
+	addConfigFlag(fs, &p.pf.config)
+	p.pf.addOrgs(fs)
+	fs.StringVar(&p.format, "format", testFormats[0], "the output `FORMAT`: text, json or junit")
+	fs.BoolVar(&p.coverage, "coverage", false, "print the share of rules exercised and list every rule that no expectation exercised")
+	fs.StringVar(&p.threshold, "threshold", "", "exit 1 when less than `PCT` percent of the rules are exercised (0 to 100)")
+	fs.StringVar(&p.runPattern, "run", "", "run only the expectations whose action matches `REGEX`")
+	fs.BoolVarP(&p.verbose, "verbose", "v", false, "print passing expectations too")
+	p.pf.keys.addAlg(fs)
+	p.pf.keys.addVerification(fs)
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(testFormats, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
