@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chockhq/chock/internal/secretservice"
 	"github.com/godbus/dbus/v5"
 )
 
@@ -40,11 +41,6 @@ const StartTimeout = 30 * time.Second
 const StopTimeout = 10 * time.Second
 
 const (
-	secretsName    = "org.freedesktop.secrets"
-	secretsPath    = dbus.ObjectPath("/org/freedesktop/secrets")
-	serviceIface   = "org.freedesktop.Secret.Service"
-	collectionIfc  = "org.freedesktop.Secret.Collection"
-	loginPath      = dbus.ObjectPath("/org/freedesktop/secrets/collection/login")
 	prompterName   = "org.gnome.keyring.SystemPrompter"
 	prompterPath   = dbus.ObjectPath("/org/gnome/keyring/Prompter")
 	prompterIface  = "org.gnome.keyring.internal.Prompter"
@@ -219,10 +215,10 @@ func (s *Service) waitLogin(ctx context.Context, keyring daemon) error {
 	defer tick.Stop()
 	for {
 		var v dbus.Variant
-		err := s.conn.Object(secretsName, secretsPath).CallWithContext(ctx, "org.freedesktop.DBus.Properties.Get", 0, serviceIface, "Collections").Store(&v)
+		err := s.conn.Object(secretservice.Name, secretservice.Path).CallWithContext(ctx, "org.freedesktop.DBus.Properties.Get", 0, secretservice.ServiceIface, "Collections").Store(&v)
 		if err == nil {
-			if paths, ok := v.Value().([]dbus.ObjectPath); ok && slices.Contains(paths, loginPath) {
-				if locked, err := collectionLocked(ctx, s.conn, loginPath); err != nil || locked {
+			if paths, ok := v.Value().([]dbus.ObjectPath); ok && slices.Contains(paths, secretservice.LoginCollection) {
+				if locked, err := collectionLocked(ctx, s.conn, secretservice.LoginCollection); err != nil || locked {
 					return fmt.Errorf("gnome-keyring-daemon did not unlock its login keyring (locked %v, %v)", locked, err)
 				}
 				return nil
@@ -372,7 +368,7 @@ func withConn(ctx context.Context, address string, f func(*dbus.Conn) error) err
 
 func collectionLocked(ctx context.Context, c *dbus.Conn, path dbus.ObjectPath) (bool, error) {
 	var v dbus.Variant
-	if err := c.Object(secretsName, path).CallWithContext(ctx, "org.freedesktop.DBus.Properties.Get", 0, collectionIfc, "Locked").Store(&v); err != nil {
+	if err := c.Object(secretservice.Name, path).CallWithContext(ctx, "org.freedesktop.DBus.Properties.Get", 0, secretservice.CollectionIface, "Locked").Store(&v); err != nil {
 		return false, err
 	}
 	locked, ok := v.Value().(bool)
@@ -385,10 +381,10 @@ func collectionLocked(ctx context.Context, c *dbus.Conn, path dbus.ObjectPath) (
 func lock(ctx context.Context, c *dbus.Conn) error {
 	var locked []dbus.ObjectPath
 	var prompt dbus.ObjectPath
-	if err := c.Object(secretsName, secretsPath).CallWithContext(ctx, serviceIface+".Lock", 0, []dbus.ObjectPath{loginPath}).Store(&locked, &prompt); err != nil {
+	if err := c.Object(secretservice.Name, secretservice.Path).CallWithContext(ctx, secretservice.ServiceIface+".Lock", 0, []dbus.ObjectPath{secretservice.LoginCollection}).Store(&locked, &prompt); err != nil {
 		return fmt.Errorf("locking the login keyring: %w", err)
 	}
-	if prompt != "/" || !slices.Contains(locked, loginPath) {
+	if prompt != "/" || !slices.Contains(locked, secretservice.LoginCollection) {
 		return fmt.Errorf("locking the login keyring: locked %v, prompt %s", locked, prompt)
 	}
 	return nil
@@ -405,15 +401,15 @@ type secret struct {
 // unlock uses gnome-keyring's own interface, which takes the password over
 // the bus (a "plain" session: the bus is private) instead of prompting.
 func unlock(ctx context.Context, c *dbus.Conn, password string) error {
-	svc := c.Object(secretsName, secretsPath)
+	svc := c.Object(secretservice.Name, secretservice.Path)
 	var out dbus.Variant
 	var session dbus.ObjectPath
-	if err := svc.CallWithContext(ctx, serviceIface+".OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &session); err != nil {
+	if err := svc.CallWithContext(ctx, secretservice.ServiceIface+".OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &session); err != nil {
 		return fmt.Errorf("unlocking the login keyring: %w", err)
 	}
-	defer c.Object(secretsName, session).CallWithContext(ctx, "org.freedesktop.Secret.Session.Close", 0)
+	defer c.Object(secretservice.Name, session).CallWithContext(ctx, "org.freedesktop.Secret.Session.Close", 0)
 	master := secret{Session: session, Parameters: []byte{}, Value: []byte(password), ContentType: "text/plain"}
-	if err := svc.CallWithContext(ctx, internalIface+".UnlockWithMasterPassword", 0, loginPath, master).Err; err != nil {
+	if err := svc.CallWithContext(ctx, internalIface+".UnlockWithMasterPassword", 0, secretservice.LoginCollection, master).Err; err != nil {
 		return fmt.Errorf("unlocking the login keyring: %w", err)
 	}
 	return nil
@@ -421,7 +417,7 @@ func unlock(ctx context.Context, c *dbus.Conn, password string) error {
 
 func has(ctx context.Context, c *dbus.Conn, attrs map[string]string) (bool, error) {
 	var unlocked, locked []dbus.ObjectPath
-	if err := c.Object(secretsName, secretsPath).CallWithContext(ctx, serviceIface+".SearchItems", 0, attrs).Store(&unlocked, &locked); err != nil {
+	if err := c.Object(secretservice.Name, secretservice.Path).CallWithContext(ctx, secretservice.ServiceIface+".SearchItems", 0, attrs).Store(&unlocked, &locked); err != nil {
 		return false, fmt.Errorf("searching the keyring: %w", err)
 	}
 	return len(unlocked)+len(locked) > 0, nil

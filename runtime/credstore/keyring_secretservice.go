@@ -8,22 +8,13 @@ import (
 	"path"
 	"slices"
 
+	"github.com/chockhq/chock/internal/secretservice"
 	"github.com/godbus/dbus/v5"
 )
 
-// The Secret Service names go-keyring uses on these platforms (the same
-// build constraint as its keyring_unix.go).
-const (
-	secretsName        = "org.freedesktop.secrets"
-	secretsPath        = dbus.ObjectPath("/org/freedesktop/secrets")
-	secretsService     = "org.freedesktop.Secret.Service"
-	secretsCollection  = "org.freedesktop.Secret.Collection"
-	secretsPrompt      = "org.freedesktop.Secret.Prompt"
-	secretsLogin       = dbus.ObjectPath("/org/freedesktop/secrets/collection/login")
-	dbusPropertiesGet  = "org.freedesktop.DBus.Properties.Get"
-	secretsNone        = dbus.ObjectPath("/")
-	secretsDefaultName = "default"
-)
+// The Secret Service names are internal/secretservice's (go-keyring uses the
+// same on these platforms, with the same build constraint as its
+// keyring_unix.go).
 
 // keyringUnlocked checks that the collection go-keyring will use (the
 // "login" collection if the service has one, else the default alias) is
@@ -36,22 +27,22 @@ func keyringUnlocked(ctx context.Context) error {
 	if err != nil {
 		return keyringUnavailable(err)
 	}
-	svc := conn.Object(secretsName, secretsPath)
+	svc := conn.Object(secretservice.Name, secretservice.Path)
 	var v dbus.Variant
-	if err := svc.CallWithContext(ctx, dbusPropertiesGet, 0, secretsService, "Collections").Store(&v); err != nil {
+	if err := svc.CallWithContext(ctx, secretservice.PropertiesGet, 0, secretservice.ServiceIface, "Collections").Store(&v); err != nil {
 		return keyringUnavailable(err)
 	}
-	coll := secretsLogin
-	if paths, _ := v.Value().([]dbus.ObjectPath); !slices.Contains(paths, secretsLogin) {
-		if err := svc.CallWithContext(ctx, secretsService+".ReadAlias", 0, secretsDefaultName).Store(&coll); err != nil {
+	coll := secretservice.LoginCollection
+	if paths, _ := v.Value().([]dbus.ObjectPath); !slices.Contains(paths, secretservice.LoginCollection) {
+		if err := svc.CallWithContext(ctx, secretservice.ServiceIface+".ReadAlias", 0, secretservice.DefaultAlias).Store(&coll); err != nil {
 			return keyringUnavailable(err)
 		}
-		if coll == secretsNone {
+		if coll == secretservice.NoPrompt {
 			// No default collection: go-keyring will say so.
 			return nil
 		}
 	}
-	if err := conn.Object(secretsName, coll).CallWithContext(ctx, dbusPropertiesGet, 0, secretsCollection, "Locked").Store(&v); err != nil {
+	if err := conn.Object(secretservice.Name, coll).CallWithContext(ctx, secretservice.PropertiesGet, 0, secretservice.CollectionIface, "Locked").Store(&v); err != nil {
 		return keyringUnavailable(err)
 	}
 	if locked, _ := v.Value().(bool); !locked {
@@ -59,11 +50,11 @@ func keyringUnlocked(ctx context.Context) error {
 	}
 	var unlocked []dbus.ObjectPath
 	var prompt dbus.ObjectPath
-	if err := svc.CallWithContext(ctx, secretsService+".Unlock", 0, []dbus.ObjectPath{coll}).Store(&unlocked, &prompt); err != nil {
+	if err := svc.CallWithContext(ctx, secretservice.ServiceIface+".Unlock", 0, []dbus.ObjectPath{coll}).Store(&unlocked, &prompt); err != nil {
 		return keyringUnavailable(err)
 	}
-	if prompt != secretsNone {
-		conn.Object(secretsName, prompt).CallWithContext(ctx, secretsPrompt+".Dismiss", 0)
+	if prompt != secretservice.NoPrompt {
+		conn.Object(secretservice.Name, prompt).CallWithContext(ctx, secretservice.PromptIface+".Dismiss", 0)
 	}
 	if slices.Contains(unlocked, coll) {
 		return nil
