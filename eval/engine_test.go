@@ -371,3 +371,26 @@ func TestExpectLayerSpellings(t *testing.T) {
 		t.Errorf("failure %q", f)
 	}
 }
+
+// TestHintSaysWhatItOpens: a hint that would allow a shell says it reaches
+// every program, and one that undoes a rule with a .why quotes the why.
+func TestHintSaysWhatItOpens(t *testing.T) {
+	e, c := build(t, `.{ .policy = .{ .rules = .{ .{ .action = "exec.path.gh.*", .decision = .deny, .why = "gists are where pasted secrets end up" } } } }`)
+	for action, want := range map[string]string{
+		"exec.path.sh":      "sh runs other programs, so allowing it reaches every program",
+		"exec.path.python3": "python3 runs other programs",
+		"exec.path.gh.gist": `this undoes the rule "exec.path.gh.*", which says why it is there: gists are where pasted secrets end up`,
+	} {
+		d, err := e.Decide(context.Background(), action, config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := Explain(d, c); x.Hint == nil || !strings.Contains(x.Hint.Text, want) {
+			t.Errorf("%s: hint %+v, want %q", action, x.Hint, want)
+		}
+	}
+	d, _ := e.Decide(context.Background(), "exec.path.curl", config.Loop)
+	if x := Explain(d, c); strings.Contains(x.Hint.Text, "runs other programs") || strings.Contains(x.Hint.Text, "undoes") {
+		t.Errorf("curl: %q", x.Hint.Text)
+	}
+}

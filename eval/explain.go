@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/internal/safetext"
@@ -125,6 +126,7 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 		if cfg != nil {
 			h.Edits = changeRule(cfg, d.Action)
 		}
+		h.Text += opens(d, project)
 		return h
 	}
 	where := "in " + fileOf(cfg, project)
@@ -134,8 +136,25 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 			where = "at " + h.Edits[0].At.String()
 		}
 	}
-	h.Text = fmt.Sprintf("add %s to .policy.allow %s: a rule naming the action outranks every wildcard", lit, where)
+	h.Text = fmt.Sprintf("add %s to .policy.allow %s: a rule naming the action outranks every wildcard", lit, where) + opens(d, project)
 	return h
+}
+
+// opens says what permitting d would open, where a hint would otherwise
+// read as harmless: a program that runs other programs reaches every
+// program, and a rule that says why it is there is undone with its reason.
+func opens(d *Decision, project Layer) string {
+	var out string
+	if a, err := action.ParseAction(d.Action); err == nil && action.ExecPath.Has(a) && len(a) == len(action.ExecPath.Fixed())+1 {
+		if p := a[len(a)-1]; action.RunsOthers(p) {
+			out += fmt.Sprintf("; but %s runs other programs, so allowing it reaches every program, whatever exec.path rules deny: "+
+				"allow the programs themselves, or declare what a program runs in its .programs entry's .calls", p)
+		}
+	}
+	if r := project.Rule; r != nil && r.Why != "" {
+		out += fmt.Sprintf("; this undoes the rule %q, which says why it is there: %s", r.Pattern, safetext.Strip(r.Why, 0))
+	}
+	return out
 }
 
 func fileOf(cfg *config.Config, project Layer) string {
@@ -250,12 +269,32 @@ func line(s string) string { return safetext.Line(s) }
 // WriteText writes the explanation for a person, with a source excerpt
 // under every rule whose file is in src.
 func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
+	x.WriteTextWith(w, src, TextOptions{Resolution: true, Hint: true})
+}
+
+// TextOptions say what WriteTextWith writes beside the decision and its
+// layers.
+type TextOptions struct {
+	// Resolution writes the resolution rule's paragraph.
+	Resolution bool
+	// Hint writes what would permit the action. A text the agent reads
+	// leaves it out: an agent is never told how to widen its own policy.
+	Hint bool
+}
+
+// WriteTextWith writes the explanation as WriteText does, with only what
+// o asks beside the layers.
+func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions) {
 	d := x.Decision
 	fmt.Fprintf(w, "%s at %s: %s\n", line(d.Action), d.Phase, strings.ToUpper(d.Decision.String()))
 	if d.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", line(d.Error))
 	}
-	fmt.Fprintf(w, "\n  %s\n\n", Resolution)
+	if o.Resolution {
+		fmt.Fprintf(w, "\n  %s\n\n", Resolution)
+	} else {
+		fmt.Fprintln(w)
+	}
 	for _, l := range d.Layers {
 		name := layerName(l)
 		if l.Rule == nil {
@@ -291,17 +330,22 @@ func (x *Explanation) WriteText(w io.Writer, src diag.Sources) {
 	if x.StartNote != "" {
 		fmt.Fprintf(w, "  at start: %s\n", line(x.StartNote))
 	}
-	if x.Hint != nil {
-		fmt.Fprintf(w, "\n  hint: %s\n", line(x.Hint.Text))
-		for _, e := range x.Hint.Edits {
-			switch {
-			case e.Length == 0:
-				fmt.Fprintf(w, "    at %s insert: %s\n", line(e.At.String()), line(e.Insert))
-			case e.Insert == "":
-				fmt.Fprintf(w, "    at %s remove the entry\n", line(e.At.String()))
-			default:
-				fmt.Fprintf(w, "    at %s replace with: %s\n", line(e.At.String()), line(e.Insert))
-			}
+	if x.Hint != nil && o.Hint {
+		x.Hint.WriteText(w)
+	}
+}
+
+// WriteText writes the hint and its edits, for a person.
+func (h *Hint) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "\n  hint: %s\n", line(h.Text))
+	for _, e := range h.Edits {
+		switch {
+		case e.Length == 0:
+			fmt.Fprintf(w, "    at %s insert: %s\n", line(e.At.String()), line(e.Insert))
+		case e.Insert == "":
+			fmt.Fprintf(w, "    at %s remove the entry\n", line(e.At.String()))
+		default:
+			fmt.Fprintf(w, "    at %s replace with: %s\n", line(e.At.String()), line(e.Insert))
 		}
 	}
 }

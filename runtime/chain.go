@@ -268,6 +268,13 @@ func (s *Session) decide(ctx context.Context, act string, phase config.Phase, pa
 	if d.Error != "" {
 		fields = append(fields, sessionlog.F("error", d.Error))
 	}
+	// The hint is for the person reading the log (hidden from every call),
+	// never for the agent.
+	if d.Decision != config.Allow && !d.Unavailable {
+		if x := eval.Explain(d, s.opts.Config); x.Hint != nil && x.Hint.Text != "" {
+			fields = append(fields, sessionlog.F("hint", x.Hint.Text))
+		}
+	}
 	if err := s.event("decision", fields...); err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
 	}

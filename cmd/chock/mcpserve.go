@@ -152,7 +152,8 @@ It offers exec (argv, dir, stdin, timeout, background), fetch_url (url) and
 each tool of each started server whose mcp.S.tool.T is not deny, named
 S__T, with the server's description, input schema and annotations. A
 refusal is a tool result naming the action, the decision, the rule with
-its file:line:col and a hint. An ask goes to the client as an elicitation
+its file:line:col and its why, never how to change the policy (chock
+explain tells the person). An ask goes to the client as an elicitation
 when it declared one; with --ask prompt otherwise to chock's terminal;
 else it is refused (--ask deny refuses every ask). When chock.zon or an
 org file changes and still lints clean, the policy is swapped and the

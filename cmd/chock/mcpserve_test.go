@@ -354,13 +354,16 @@ func testMCPServe(t *testing.T, overHTTP bool, proto string) {
 		t.Errorf("helper__echo = %q (error %v)", text, isErr)
 	}
 
-	// A denied call: a tool result naming the action, the decision, the
-	// rule with its position, and a hint.
+	// A denied call: a tool result naming the action, the decision and the
+	// rule with its position, and no edit that would widen the policy.
 	text, isErr := call(t, cs, "exec", argv("cat", "/etc/hostname"))
 	if !isErr {
 		t.Errorf("exec cat was not refused: %q", text)
 	}
-	wantContains(t, "exec cat", text, "refused by chock: exec.path.cat", "exec.path.cat is deny", `the project rule "exec.path.cat" (deny) at chock.zon:5:`, "hint: ")
+	wantContains(t, "exec cat", text, "refused by chock: exec.path.cat", "exec.path.cat is deny", `the project rule "exec.path.cat" (deny) at chock.zon:5:`)
+	if strings.Contains(text, "hint") || strings.Contains(text, ".policy.allow") || strings.Contains(text, "to allow") {
+		t.Errorf("the refusal tells the model how to widen its policy: %q", text)
+	}
 	// A denied tool is not listed, and calling it by name is refused the same way.
 	text, isErr = call(t, cs, "helper__net", nil)
 	if !isErr {

@@ -178,11 +178,15 @@ characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 				res, err := s.Run(ctx, call)
 				// Everything printed of a call passes the session's redaction:
 				// the agent's own argv and URL may hold a value it was shown.
-				var buf bytes.Buffer
+				// The hint (what would permit a refused call) is for the person,
+				// on stderr: the results are what an agent reads, and an agent
+				// is never told how to widen its own policy.
+				var buf, hints bytes.Buffer
 				pio := std
-				pio.out = &buf
+				pio.out, pio.err = &buf, &hints
 				printResult(pio, i+1, call, res, err, asJSON, p.Sources)
 				std.out.Write(s.Redactor().Bytes(buf.Bytes()))
+				std.err.Write(s.Redactor().Bytes(hints.Bytes()))
 				if err != nil || !succeeded(res) {
 					failedCalls = true
 				}
@@ -248,8 +252,11 @@ func printResult(std stdio, n int, call *runtime.Call, res *runtime.Result, err 
 		switch {
 		case errors.As(err, &refused):
 			out["status"], out["reason"] = "refused", refused.Reason
-			if refused.Explanation != nil {
-				out["explanation"] = refused.Explanation
+			if x := refused.Explanation; x != nil {
+				agent := *x
+				agent.Hint = nil
+				out["explanation"] = &agent
+				writeHint(std.err, n, x)
 			}
 		case err != nil:
 			out["status"], out["error"] = "error", err.Error()
@@ -268,12 +275,13 @@ func printResult(std stdio, n int, call *runtime.Call, res *runtime.Result, err 
 	switch {
 	case errors.As(err, &refused):
 		fmt.Fprintf(w, "    REFUSED: %s\n", safetext.Line(refused.Reason))
-		if refused.Explanation != nil {
+		if x := refused.Explanation; x != nil {
 			var b bytes.Buffer
-			refused.Explanation.WriteText(&b, src)
+			x.WriteTextWith(&b, src, eval.TextOptions{})
 			for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
 				fmt.Fprintf(w, "    | %s\n", safetext.Line(l))
 			}
+			writeHint(std.err, n, x)
 		}
 	case err != nil:
 		fmt.Fprintf(w, "    ERROR: %s\n", safetext.Line(err.Error()))
@@ -290,6 +298,19 @@ func printResult(std stdio, n int, call *runtime.Call, res *runtime.Result, err 
 		if res.Truncated {
 			fmt.Fprintln(w, "    (output truncated at 1 MiB)")
 		}
+	}
+}
+
+// writeHint writes what would permit refused call n, for the person, on
+// stderr.
+func writeHint(w io.Writer, n int, x *eval.Explanation) {
+	if x.Hint == nil || x.Hint.Text == "" {
+		return
+	}
+	var b bytes.Buffer
+	x.Hint.WriteText(&b)
+	for _, l := range strings.Split(strings.Trim(b.String(), "\n"), "\n") {
+		fmt.Fprintf(w, "chock run: [%d] %s\n", n, safetext.Line(strings.TrimSpace(l)))
 	}
 }
 

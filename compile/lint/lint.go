@@ -192,22 +192,6 @@ func (l *linter) namespace(r *config.Rule) {
 	}
 }
 
-// runsOthers are programs that run other programs: allowing one reaches
-// everything, whatever exec.path rules deny (its hidden reach).
-var runsOthers = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "csh": true, "tcsh": true,
-	"env": true, "xargs": true, "sudo": true, "doas": true, "su": true, "nohup": true, "timeout": true,
-	"nice": true, "exec": true, "busybox": true, "npx": true, "uvx": true, "pipx": true, "node": true,
-	"nodejs": true, "deno": true, "bun": true, "ruby": true, "perl": true, "php": true, "lua": true,
-	"pwsh": true, "powershell": true, "osascript": true, "cmd": true, "strace": true, "gdb": true,
-}
-
-// RunsOthers reports whether a program name (the first segment after
-// exec.path) is a shell or interpreter.
-func RunsOthers(program string) bool {
-	return runsOthers[program] || strings.HasPrefix(program, "python")
-}
-
 func (l *linter) shell(r *config.Rule) {
 	s := r.Pattern.Segments()
 	if s[0] != "exec" || len(s) < 2 || (s[1] != "path" && s[1] != "*") {
@@ -219,7 +203,7 @@ func (l *linter) shell(r *config.Rule) {
 		l.add(r.Span, CodeAllowsShell,
 			fmt.Sprintf("%q allows every program, shells and interpreters among them", r.Pattern),
 			"allow the programs the agent needs one by one, such as exec.path.gh")
-	case len(s) >= 3 && RunsOthers(s[2]):
+	case len(s) >= 3 && action.RunsOthers(s[2]):
 		l.add(r.Span, CodeAllowsShell,
 			fmt.Sprintf("%q allows %s, which runs other programs: it reaches every program, whatever exec.path rules deny", r.Pattern, s[2]),
 			"allow the programs themselves instead, or make it ask")

@@ -15,7 +15,6 @@ import (
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
-	"github.com/chockhq/chock/compile/lint"
 	"github.com/chockhq/chock/compile/native"
 	"github.com/chockhq/chock/compile/region"
 )
@@ -115,7 +114,7 @@ func broad(reg region.Region) string {
 	switch {
 	case len(s) == k && reg.More, len(s) > k && s[k].Other:
 		return "reaches every program, shells and interpreters among them"
-	case len(s) > k && lint.RunsOthers(s[k].Lit):
+	case len(s) > k && action.RunsOthers(s[k].Lit):
 		return fmt.Sprintf("reaches %s, which runs other programs, so every program", s[k].Lit)
 	}
 	return ""

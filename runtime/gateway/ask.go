@@ -163,13 +163,14 @@ func (c *conn) answers(ctx context.Context, req *mcp.CallToolRequest, call *runt
 }
 
 // question is the form an ask is put as: the explanation chock explain
-// gives, and one yes or no.
+// gives, without the hint (it passes through the agent's client, and the
+// answer is yes or no this once, not an edit), and one yes or no.
 func (c *conn) question(q runtime.Question) *mcp.ElicitParams {
 	v := c.g.view.Load()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "chock: the policy asks before %s.\n\n", q.Action)
 	if q.Explanation != nil {
-		eval.Explain(q.Explanation.Decision, v.cfg).WriteText(&b, v.src)
+		eval.Explain(q.Explanation.Decision, v.cfg).WriteTextWith(&b, v.src, eval.TextOptions{Resolution: true})
 	}
 	fmt.Fprintf(&b, "\nAllow %s this once?", q.Action)
 	return &mcp.ElicitParams{

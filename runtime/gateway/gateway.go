@@ -302,7 +302,7 @@ func (g *Gateway) newConn(ctx context.Context, transport string) (*conn, error) 
 	c.server = mcp.NewServer(g.impl(), &mcp.ServerOptions{
 		Instructions: "Every tool here runs under the chock policy of this project (chock.zon): exec runs a program, fetch_url fetches an https URL, " +
 			"and SERVER" + Separator + "TOOL calls a tool of a configured MCP server. A refused call answers with the action, the decision, " +
-			"the rule that decided it and a hint; a secret value never appears in a result.",
+			"the rule that decided it and why; a secret value never appears in a result.",
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	c.server.AddReceivingMiddleware(c.middleware)

@@ -157,7 +157,8 @@ func callText(tb testing.TB, cs *mcp.ClientSession, p *mcp.CallToolParams) (stri
 }
 
 // TestRefusalText is the refusal the model reads, whole: the action, the
-// decision with the rule and its position, the rule's why, the hint.
+// decision with the rule and its position, the rule's why, and nothing
+// that tells the model how to change its policy.
 func TestRefusalText(t *testing.T) {
 	f := newFixture(t, `.{
     .policy = .{
@@ -169,17 +170,20 @@ func TestRefusalText(t *testing.T) {
 	text, isErr := callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"curl", "x"}}})
 	want := `refused by chock: exec.path.curl
 decision: exec.path.curl is deny, by the project rule "exec.path.curl" (deny) at chock.zon:3:34
-why: fetches go through fetch_url
-hint: change the rule "exec.path.curl" at chock.zon:3:34 from deny to allow`
+why: fetches go through fetch_url`
 	if !isErr || text != want {
 		t.Errorf("got %v\n%s\nwant\n%s", isErr, text, want)
 	}
 	text, _ = callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"ls"}}})
 	want = `refused by chock: exec.path.ls
-decision: exec.path.ls is deny, by the project default (deny, not written)
-hint: add "exec.path.ls" to .policy.allow at chock.zon:2:17: a rule naming the action outranks every wildcard`
+decision: exec.path.ls is deny, by the project default (deny, not written)`
 	if text != want {
 		t.Errorf("got\n%s\nwant\n%s", text, want)
+	}
+	for _, edit := range []string{"hint", ".policy.allow", "add ", "change the rule", "to allow"} {
+		if strings.Contains(text, edit) {
+			t.Errorf("the refusal tells the model how to widen its policy (%q):\n%s", edit, text)
+		}
 	}
 	// A tool's arguments are checked strictly, and answered as a tool error.
 	text, isErr = callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"true"}, "shell": true}})

@@ -209,9 +209,10 @@ func (c *conn) result(call *runtime.Call, res *runtime.Result, err error) *mcp.C
 
 // refusal is a refused call as the model reads it: the action, the
 // decision and the rule that decided it with its position, why the rule
-// says it is there, the reason the call was refused, and the hint (the
-// edit that would permit it, or the org ceiling that forbids it), worked
-// out against the policy as it is now.
+// says it is there and the reason the call was refused, worked out
+// against the policy as it is now. It has no hint: a model is never told
+// how to change the policy it runs under (the session log and chock
+// explain tell the person).
 func (c *conn) refusal(r *runtime.RefusedError) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "refused by chock: %s\n", r.Action)
@@ -231,9 +232,6 @@ func (c *conn) refusal(r *runtime.RefusedError) string {
 	}
 	if x != nil && x.StartNote != "" {
 		fmt.Fprintf(&b, "note: %s\n", x.StartNote)
-	}
-	if x != nil && x.Hint != nil && x.Hint.Text != "" {
-		fmt.Fprintf(&b, "hint: %s\n", safetext.Strip(x.Hint.Text, 0))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
