@@ -119,6 +119,32 @@ func (f *sessionFlags) open(ctx context.Context, std stdio) (*runtime.Session, *
 	return s, p, nil
 }
 
+// newRunCmd is `chock run --script FILE`.
+func newRunCmd(std stdio) *cobra.Command {
+	var p runParams
+	c := &cobra.Command{
+		Use:   "run [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--ask prompt|deny] [--json] [--exit-code] --script FILE",
+		Short: "a session driven by a script of tool calls",
+		Long: `run opens a session under the policy and runs the JSONL script of tool
+calls FILE: {"tool":"exec","argv":[...]}, {"tool":"fetch_url","url":"..."}
+or {"tool":"mcp","server":"S","name":"TOOL","arguments":{...}}.
+
+The configured MCP servers start first (a line on stderr for each, started
+or left out and why); every call passes audit, time limit, policy, secrets
+and redaction before the action; results go to stdout, redacted, control
+characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
+(default ~/.local/state/chock).`,
+		Args: noArgs,
+		RunE: paramsRunE(&p, runScript, std),
+	}
+	p.sf.add(c.Flags())
+	c.Flags().StringVar(&p.script, "script", "", "run the tool calls in the JSONL `FILE`: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
+	c.Flags().BoolVar(&p.asJSON, "json", false, "print each result as one line of JSON")
+	c.Flags().BoolVar(&p.exitCode, "exit-code", false, "exit 1 if any call was refused or failed: an error, a program exiting non-zero or reaching its time limit, an MCP tool reporting an error")
+	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
 // runParams are the flags of chock run.
 type runParams struct {
 	sf               sessionFlags
@@ -127,7 +153,7 @@ type runParams struct {
 }
 
 // validate checks that chock run has a script to run.
-func (p *runParams) validate() error {
+func (p *runParams) validate([]string) error {
 	if p.script == "" {
 		return usageError()
 	}
@@ -136,7 +162,7 @@ func (p *runParams) validate() error {
 
 // runScript is chock run once its flags are valid: a session under the
 // policy, the script's calls run in it one by one.
-func runScript(ctx context.Context, p runParams, std stdio) error {
+func runScript(ctx context.Context, _ []string, p runParams, std stdio) error {
 	raw, err := readInput(p.script, std)
 	if err != nil {
 		return failed(exitUsage, err)
@@ -187,37 +213,6 @@ func runScript(ctx context.Context, p runParams, std stdio) error {
 		return reported(exitFailed)
 	}
 	return nil
-}
-
-// newRunCmd is `chock run --script FILE`.
-func newRunCmd(std stdio) *cobra.Command {
-	var p runParams
-	c := &cobra.Command{
-		Use:   "run [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--ask prompt|deny] [--json] [--exit-code] --script FILE",
-		Short: "a session driven by a script of tool calls",
-		Long: `run opens a session under the policy and runs the JSONL script of tool
-calls FILE: {"tool":"exec","argv":[...]}, {"tool":"fetch_url","url":"..."}
-or {"tool":"mcp","server":"S","name":"TOOL","arguments":{...}}.
-
-The configured MCP servers start first (a line on stderr for each, started
-or left out and why); every call passes audit, time limit, policy, secrets
-and redaction before the action; results go to stdout, redacted, control
-characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
-(default ~/.local/state/chock).`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := p.validate(); err != nil {
-				return err
-			}
-			return runScript(cmd.Context(), p, std)
-		},
-	}
-	p.sf.add(c.Flags())
-	c.Flags().StringVar(&p.script, "script", "", "run the tool calls in the JSONL `FILE`: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
-	c.Flags().BoolVar(&p.asJSON, "json", false, "print each result as one line of JSON")
-	c.Flags().BoolVar(&p.exitCode, "exit-code", false, "exit 1 if any call was refused or failed: an error, a program exiting non-zero or reaching its time limit, an MCP tool reporting an error")
-	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
-	return c
 }
 
 // succeeded says whether a call that ran did what was asked: a program
