@@ -301,6 +301,38 @@ func newGroupCmd(std stdio, use, short string, subs ...*cobra.Command) *cobra.Co
 	return c
 }
 
+// commandParams are a command's flags, held in a struct the flags bind to:
+// validate makes the usage checks that open the command (and reads what
+// they parse into the struct's own fields).
+type commandParams interface {
+	validate(args []string) error
+}
+
+// flagsSeen are commandParams that also hold what only the command
+// knows: which flags were given (cmd.Flags().Changed), the prefix of its
+// messages.
+type flagsSeen interface {
+	seen(cmd *cobra.Command)
+}
+
+// paramsRunE is the RunE of a command whose logic is the plain function
+// run: the flags p are noted (flagsSeen), validated, and run is given a
+// copy of them, the command's context and arguments, and std.
+func paramsRunE[P any, PP interface {
+	*P
+	commandParams
+}](p PP, run func(ctx context.Context, args []string, p P, std stdio) error, std stdio) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if s, ok := any(p).(flagsSeen); ok {
+			s.seen(cmd)
+		}
+		if err := p.validate(args); err != nil {
+			return err
+		}
+		return run(cmd.Context(), args, *p, std)
+	}
+}
+
 // Argument checks: a wrong number of arguments prints the command's usage
 // and exits 2.
 

@@ -79,6 +79,56 @@ func readKey(path, alg, id, what string) (*compile.Key, error) {
 // not): the only kind of file -o replaces.
 func isChockBundle(r io.Reader) bool { return compile.IsChockBundle(r) }
 
+// newCompileCmd is `chock compile`.
+func newCompileCmd(std stdio) *cobra.Command {
+	var p compileParams
+	c := &cobra.Command{
+		Use:   "compile [--org FILE]... [--link-orgs] [-o OUT] [--kind bundle|rego] [--signing-key FILE [--signing-alg ALG]] [--verification-key FILE] [--config FILE | CONFIG]",
+		Short: "build the OPA bundle",
+		Long: `compile lints, then compiles the project's chock.zon (--config, or the
+argument) and its org ceilings into a standard OPA bundle (bundle.tar.gz),
+or with --kind rego into a folder of modules and data for review. The same
+input writes the same bytes; a file with lint errors writes nothing.
+
+--org takes an org source or an org bundle, which
+
+    chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon
+
+compiles from one org source into an org bundle of its own, rooted at
+chock_orgs/NAME (NAME is the org's .name: lower-case letters, digits, '_'
+and '-'), which loads in OPA beside a project bundle.
+
+--link-orgs makes the project bundle link its --org ceilings by name
+instead of holding them: they are still linted against, but the bundle
+holds the project layer alone, and each org's own bundle is loaded beside
+it (opa run -b bundle.tar.gz -b acme.tar.gz, chock eval --bundle
+bundle.tar.gz --bundle acme.tar.gz). Until every linked org's bundle is
+loaded, data.chock.decision denies with an error naming the missing org.
+
+--signing-key signs with OPA's .signatures.json; --verification-key makes
+every --org a signed org bundle.
+
+--format is the old name of --kind, and still works.`,
+		Args: maxArgs(1),
+		RunE: paramsRunE(&p, runCompile, std),
+	}
+	fs := c.Flags()
+	addConfigFlag(fs, &p.config)
+	fs.StringArrayVar(&p.orgs, "org", nil, "add the org ceiling in `FILE`: an org source (org.zon) or an org bundle; repeatable")
+	fs.StringVarP(&p.out, "output", "o", "", "where to write, `OUT`: a .tar.gz bundle (default bundle.tar.gz, - for stdout) or, with --kind rego, a folder (default rego)")
+	fs.StringVar(&p.kind, "kind", "bundle", "the artifact to build, `KIND`: bundle (an OPA .tar.gz bundle) or rego (modules and data in a folder, for review)")
+	// --format was compile's name for --kind; lint's --format is its
+	// output format.
+	fs.StringVar(&p.kind, "format", "bundle", "the old name of --kind")
+	fs.MarkDeprecated("format", "use --kind (--format is lint's output format)")
+	fs.BoolVar(&p.orgOnly, "org-only", false, "compile one org source (the argument) into an org bundle (root chock_orgs/NAME) for --org, or to load beside a bundle that links it")
+	fs.BoolVar(&p.linkOrgs, "link-orgs", false, "link the --org ceilings by name: lint against them, but hold only the project layer; each org's bundle is loaded beside this one")
+	p.keys.addSigning(fs)
+	p.keys.addVerification(fs)
+	c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]cobra.Completion{"bundle", "rego"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
 // compileParams are the flags of chock compile.
 type compileParams struct {
 	config, out, kind string
@@ -88,6 +138,11 @@ type compileParams struct {
 	// configSet, formatSet and kindSet say whether --config, --format
 	// and --kind were given.
 	configSet, formatSet, kindSet bool
+}
+
+// seen notes which of --config, --format and --kind were given.
+func (p *compileParams) seen(cmd *cobra.Command) {
+	p.configSet, p.formatSet, p.kindSet = cmd.Flags().Changed("config"), cmd.Flags().Changed("format"), cmd.Flags().Changed("kind")
 }
 
 // kindFlag is the name the artifact kind was given by, for messages.
@@ -203,60 +258,4 @@ func runCompile(_ context.Context, args []string, p compileParams, std stdio) er
 	}
 	fmt.Fprintf(std.err, "wrote %s (%s bundle, revision %s%s)\n", safetext.Line(dest), res.Kind, res.Revision[:16], signed)
 	return nil
-}
-
-// newCompileCmd is `chock compile`.
-func newCompileCmd(std stdio) *cobra.Command {
-	var p compileParams
-	c := &cobra.Command{
-		Use:   "compile [--org FILE]... [--link-orgs] [-o OUT] [--kind bundle|rego] [--signing-key FILE [--signing-alg ALG]] [--verification-key FILE] [--config FILE | CONFIG]",
-		Short: "build the OPA bundle",
-		Long: `compile lints, then compiles the project's chock.zon (--config, or the
-argument) and its org ceilings into a standard OPA bundle (bundle.tar.gz),
-or with --kind rego into a folder of modules and data for review. The same
-input writes the same bytes; a file with lint errors writes nothing.
-
---org takes an org source or an org bundle, which
-
-    chock compile --org-only [-o OUT] [--signing-key FILE] ORG.zon
-
-compiles from one org source into an org bundle of its own, rooted at
-chock_orgs/NAME (NAME is the org's .name: lower-case letters, digits, '_'
-and '-'), which loads in OPA beside a project bundle.
-
---link-orgs makes the project bundle link its --org ceilings by name
-instead of holding them: they are still linted against, but the bundle
-holds the project layer alone, and each org's own bundle is loaded beside
-it (opa run -b bundle.tar.gz -b acme.tar.gz, chock eval --bundle
-bundle.tar.gz --bundle acme.tar.gz). Until every linked org's bundle is
-loaded, data.chock.decision denies with an error naming the missing org.
-
---signing-key signs with OPA's .signatures.json; --verification-key makes
-every --org a signed org bundle.
-
---format is the old name of --kind, and still works.`,
-		Args: maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p.configSet, p.formatSet, p.kindSet = cmd.Flags().Changed("config"), cmd.Flags().Changed("format"), cmd.Flags().Changed("kind")
-			if err := p.validate(args); err != nil {
-				return err
-			}
-			return runCompile(cmd.Context(), args, p, std)
-		},
-	}
-	fs := c.Flags()
-	addConfigFlag(fs, &p.config)
-	fs.StringArrayVar(&p.orgs, "org", nil, "add the org ceiling in `FILE`: an org source (org.zon) or an org bundle; repeatable")
-	fs.StringVarP(&p.out, "output", "o", "", "where to write, `OUT`: a .tar.gz bundle (default bundle.tar.gz, - for stdout) or, with --kind rego, a folder (default rego)")
-	fs.StringVar(&p.kind, "kind", "bundle", "the artifact to build, `KIND`: bundle (an OPA .tar.gz bundle) or rego (modules and data in a folder, for review)")
-	// --format was compile's name for --kind; lint's --format is its
-	// output format.
-	fs.StringVar(&p.kind, "format", "bundle", "the old name of --kind")
-	fs.MarkDeprecated("format", "use --kind (--format is lint's output format)")
-	fs.BoolVar(&p.orgOnly, "org-only", false, "compile one org source (the argument) into an org bundle (root chock_orgs/NAME) for --org, or to load beside a bundle that links it")
-	fs.BoolVar(&p.linkOrgs, "link-orgs", false, "link the --org ceilings by name: lint against them, but hold only the project layer; each org's bundle is loaded beside this one")
-	p.keys.addSigning(fs)
-	p.keys.addVerification(fs)
-	c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions([]cobra.Completion{"bundle", "rego"}, cobra.ShellCompDirectiveNoFileComp))
-	return c
 }

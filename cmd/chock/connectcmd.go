@@ -23,6 +23,41 @@ type connectParams struct {
 	dryRun     bool
 }
 
+// newConnectCmd is `chock connect CLIENT`: it writes an agent client's MCP
+// configuration to start chock mcp serve.
+func newConnectCmd(std stdio) *cobra.Command {
+	var p connectParams
+	c := &cobra.Command{
+		Use:   "connect claude-code|codex|cursor|gemini [--dry-run] [--config FILE] [--org FILE]...",
+		Short: "write an agent client's MCP configuration to start chock mcp serve",
+		Long: `connect writes the MCP configuration of an agent client so that it starts
+chock mcp serve with this project's policy (--config, default ./chock.zon,
+and the --org ceilings), merged with what the file holds: every other
+server and setting is kept, and the file as it was is kept beside it
+first (FILE.chock.bak). A gateway governs only what passes through it, so
+where the client's file can say so, the client's own shell and web-fetch
+tools are turned off in it, and the agent's reach goes through chock's
+exec and fetch_url. It prints what changed; --dry-run prints it and
+writes nothing.
+
+  claude-code  .mcp.json (the server) and .claude/settings.json
+               (permissions.deny Bash and WebFetch; the server approved)
+  codex        ~/.codex/config.toml ($CODEX_HOME): [mcp_servers.chock]
+               with env_vars, [features] shell_tool = false and
+               web_search = "disabled"
+  cursor       .cursor/mcp.json (its own tools are set elsewhere)
+  gemini       .gemini/settings.json: the server with the variables it
+               needs, and tools.exclude run_shell_command and web_fetch`,
+		Args:      exactArgs(1),
+		ValidArgs: clientconf.Clients,
+		RunE:      paramsRunE(&p, runConnect, std),
+	}
+	addConfigFlag(c.Flags(), &p.configFile)
+	c.Flags().StringArrayVar(&p.orgs, "org", nil, "start the gateway with the org ceiling in `FILE` too; repeatable")
+	c.Flags().BoolVar(&p.dryRun, "dry-run", false, "print what would change, and write nothing")
+	return c
+}
+
 // validate checks the argument of chock connect, the client.
 func (p *connectParams) validate(args []string) error {
 	if !slices.Contains(clientconf.Clients, args[0]) {
@@ -118,46 +153,6 @@ func runConnect(_ context.Context, args []string, p connectParams, std stdio) er
 		fmt.Fprintln(std.out, "--dry-run: nothing was written")
 	}
 	return nil
-}
-
-// newConnectCmd is `chock connect CLIENT`: it writes an agent client's MCP
-// configuration to start chock mcp serve.
-func newConnectCmd(std stdio) *cobra.Command {
-	var p connectParams
-	c := &cobra.Command{
-		Use:   "connect claude-code|codex|cursor|gemini [--dry-run] [--config FILE] [--org FILE]...",
-		Short: "write an agent client's MCP configuration to start chock mcp serve",
-		Long: `connect writes the MCP configuration of an agent client so that it starts
-chock mcp serve with this project's policy (--config, default ./chock.zon,
-and the --org ceilings), merged with what the file holds: every other
-server and setting is kept, and the file as it was is kept beside it
-first (FILE.chock.bak). A gateway governs only what passes through it, so
-where the client's file can say so, the client's own shell and web-fetch
-tools are turned off in it, and the agent's reach goes through chock's
-exec and fetch_url. It prints what changed; --dry-run prints it and
-writes nothing.
-
-  claude-code  .mcp.json (the server) and .claude/settings.json
-               (permissions.deny Bash and WebFetch; the server approved)
-  codex        ~/.codex/config.toml ($CODEX_HOME): [mcp_servers.chock]
-               with env_vars, [features] shell_tool = false and
-               web_search = "disabled"
-  cursor       .cursor/mcp.json (its own tools are set elsewhere)
-  gemini       .gemini/settings.json: the server with the variables it
-               needs, and tools.exclude run_shell_command and web_fetch`,
-		Args:      exactArgs(1),
-		ValidArgs: clientconf.Clients,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := p.validate(args); err != nil {
-				return err
-			}
-			return runConnect(cmd.Context(), args, p, std)
-		},
-	}
-	addConfigFlag(c.Flags(), &p.configFile)
-	c.Flags().StringArrayVar(&p.orgs, "org", nil, "start the gateway with the org ceiling in `FILE` too; repeatable")
-	c.Flags().BoolVar(&p.dryRun, "dry-run", false, "print what would change, and write nothing")
-	return c
 }
 
 // selfCommand is how a client is to start this chock: as it was started,

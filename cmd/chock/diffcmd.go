@@ -29,6 +29,54 @@ type diffParams struct {
 	oldFile, newFile string
 }
 
+// newDiffCmd is `chock diff [--org FILE]... OLD NEW`, or `--base REV [NEW]`.
+func newDiffCmd(std stdio) *cobra.Command {
+	var p diffParams
+	c := &cobra.Command{
+		Use:   "diff [--org FILE]... [--org-old FILE]... [--org-new FILE]... [--format text|json|markdown] [--fail-on widen|change] [--max-regions N] {OLD NEW | --base REV [NEW]}",
+		Short: "the exact change in what a policy grants",
+		Long: `diff compares two policies, OLD and NEW (each a chock.zon under its org
+ceilings), and reports exactly the regions of the action space where the
+effective decision changed, at loop or at start: each region is a list of
+segments, a literal or any one segment but some literals (as in
+` + "`exec.path.<not curl,gh>`" + `), and whether further segments follow (.*);
+each comes with a witness action and the rule that decides on each side.
+Then the secrets each program region or server is newly offered or no
+longer offered, and the servers added, removed or changed. Two policies
+that decide alike report nothing.
+
+--org FILE is a ceiling of both sides, --org-old and --org-new of one.
+--base REV reads OLD, and every --org and --org-old, as git has them at
+REV (git show REV:PATH); NEW (default chock.zon) and --org-new come from
+the work tree, so CI runs it on a pull request: chock diff --base
+origin/main --fail-on widen chock.zon.
+
+--format text (default) folds the phases that changed alike; json is
+{"changes":[...],"secrets":[...],"servers":[...],"regions":N}; markdown
+is a table for a pull-request comment, widened first. WIDENED means less
+restrictive (deny < ask < allow), a secret newly offered, or a server added
+or changed. --fail-on widen exits 1 when anything widened, --fail-on change
+when anything changed. The walk covers only what the changed rules match
+(everything when a default changed), and stops past --max-regions regions
+(default 100,000, or 8 a rule for larger policies), exit 1.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: paramsRunE(&p, runDiff, std),
+	}
+	fs := c.Flags()
+	fs.StringArrayVar(&p.orgs, "org", nil, "add the org ceiling in `FILE` to both sides: an org source (org.zon) or an org bundle; repeatable")
+	fs.StringArrayVar(&p.orgsOld, "org-old", nil, "add the org ceiling in `FILE` to the old side only; repeatable")
+	fs.StringArrayVar(&p.orgsNew, "org-new", nil, "add the org ceiling in `FILE` to the new side only; repeatable")
+	fs.StringVar(&p.base, "base", "", "read the old side from git at `REV` (git show REV:PATH), the new from the work tree")
+	fs.StringVar(&p.format, "format", "text", "the output `FORMAT`: text, json or markdown")
+	fs.StringVar(&p.failOn, "fail-on", "", "exit 1 when anything widened (`WHAT` = widen) or changed at all (change)")
+	fs.IntVar(&p.maxRegions, "max-regions", 0, "stop past `N` regions (0: 100,000, or 8 a rule for larger policies)")
+	p.keys.addAlg(fs)
+	p.keys.addVerification(fs)
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"text", "json", "markdown"}, cobra.ShellCompDirectiveNoFileComp))
+	c.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]cobra.Completion{"widen", "change"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
 // validate checks the flags and arguments of chock diff, and reads which
 // configs the two sides are.
 func (p *diffParams) validate(args []string) error {
@@ -62,7 +110,7 @@ func (p *diffParams) validate(args []string) error {
 
 // runDiff is chock diff once its flags are valid: both sides read and
 // decoded, and the report written.
-func runDiff(ctx context.Context, p diffParams, std stdio) error {
+func runDiff(ctx context.Context, _ []string, p diffParams, std stdio) error {
 	ro, err := p.keys.readOptions()
 	if err != nil {
 		return failed(exitUsage, err)
@@ -113,59 +161,6 @@ func runDiff(ctx context.Context, p diffParams, std stdio) error {
 		return failedf(exitFailed, "the policy changed (--fail-on change)")
 	}
 	return nil
-}
-
-// newDiffCmd is `chock diff [--org FILE]... OLD NEW`, or `--base REV [NEW]`.
-func newDiffCmd(std stdio) *cobra.Command {
-	var p diffParams
-	c := &cobra.Command{
-		Use:   "diff [--org FILE]... [--org-old FILE]... [--org-new FILE]... [--format text|json|markdown] [--fail-on widen|change] [--max-regions N] {OLD NEW | --base REV [NEW]}",
-		Short: "the exact change in what a policy grants",
-		Long: `diff compares two policies, OLD and NEW (each a chock.zon under its org
-ceilings), and reports exactly the regions of the action space where the
-effective decision changed, at loop or at start: each region is a list of
-segments, a literal or any one segment but some literals (as in
-` + "`exec.path.<not curl,gh>`" + `), and whether further segments follow (.*);
-each comes with a witness action and the rule that decides on each side.
-Then the secrets each program region or server is newly offered or no
-longer offered, and the servers added, removed or changed. Two policies
-that decide alike report nothing.
-
---org FILE is a ceiling of both sides, --org-old and --org-new of one.
---base REV reads OLD, and every --org and --org-old, as git has them at
-REV (git show REV:PATH); NEW (default chock.zon) and --org-new come from
-the work tree, so CI runs it on a pull request: chock diff --base
-origin/main --fail-on widen chock.zon.
-
---format text (default) folds the phases that changed alike; json is
-{"changes":[...],"secrets":[...],"servers":[...],"regions":N}; markdown
-is a table for a pull-request comment, widened first. WIDENED means less
-restrictive (deny < ask < allow), a secret newly offered, or a server added
-or changed. --fail-on widen exits 1 when anything widened, --fail-on change
-when anything changed. The walk covers only what the changed rules match
-(everything when a default changed), and stops past --max-regions regions
-(default 100,000, or 8 a rule for larger policies), exit 1.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := p.validate(args); err != nil {
-				return err
-			}
-			return runDiff(cmd.Context(), p, std)
-		},
-	}
-	fs := c.Flags()
-	fs.StringArrayVar(&p.orgs, "org", nil, "add the org ceiling in `FILE` to both sides: an org source (org.zon) or an org bundle; repeatable")
-	fs.StringArrayVar(&p.orgsOld, "org-old", nil, "add the org ceiling in `FILE` to the old side only; repeatable")
-	fs.StringArrayVar(&p.orgsNew, "org-new", nil, "add the org ceiling in `FILE` to the new side only; repeatable")
-	fs.StringVar(&p.base, "base", "", "read the old side from git at `REV` (git show REV:PATH), the new from the work tree")
-	fs.StringVar(&p.format, "format", "text", "the output `FORMAT`: text, json or markdown")
-	fs.StringVar(&p.failOn, "fail-on", "", "exit 1 when anything widened (`WHAT` = widen) or changed at all (change)")
-	fs.IntVar(&p.maxRegions, "max-regions", 0, "stop past `N` regions (0: 100,000, or 8 a rule for larger policies)")
-	p.keys.addAlg(fs)
-	p.keys.addVerification(fs)
-	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"text", "json", "markdown"}, cobra.ShellCompDirectiveNoFileComp))
-	c.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]cobra.Completion{"widen", "change"}, cobra.ShellCompDirectiveNoFileComp))
-	return c
 }
 
 // diffSide reads one side of a diff, each file through read, and decodes

@@ -348,6 +348,34 @@ func evalText(d *eval.Decision) string {
 	return fmt.Sprintf("%s %s %s  %s %s %s", d.Action, d.Phase, d.Decision, l.Spelling(), rule, pos)
 }
 
+// newEvalCmd is `chock eval`.
+func newEvalCmd(std stdio) *cobra.Command {
+	var p evalParams
+	c := &cobra.Command{
+		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json] [--exit-code] [--actions FILE|-] [ACTION...]",
+		Short: "decide actions",
+		Long: `eval decides each ACTION, then each action of the --actions file (one a
+line; blank lines and lines starting with # skipped; - reads standard
+input), under the policy (--config and --org, or a compiled --bundle) and
+prints one line per action,
+
+    ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
+
+or with --json the decision objects, one a line. A malformed action is a
+usage error (exit 2), one in the file reported as FILE:LINE; with
+--exit-code, an action not allowed is exit 1.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: paramsRunE(&p, runEval, std),
+	}
+	p.pf.add(c.Flags())
+	p.pf.opa.add(c.Flags())
+	addPhaseFlag(c, &p.phase)
+	c.Flags().BoolVar(&p.asJSON, "json", false, "print each decision object as one line of JSON")
+	c.Flags().BoolVar(&p.exitCode, "exit-code", false, "exit 1 if any action is not allowed")
+	addActionsFlag(c, &p.actions, "also decide")
+	return c
+}
+
 // evalParams are the flags of chock eval.
 type evalParams struct {
 	pf               policyFlags
@@ -356,6 +384,9 @@ type evalParams struct {
 	// prefix begins the messages about a malformed action (errPrefix).
 	prefix string
 }
+
+// seen notes the prefix of the command's messages.
+func (p *evalParams) seen(cmd *cobra.Command) { p.prefix = errPrefix(cmd) }
 
 // validate checks that chock eval has actions to decide.
 func (p *evalParams) validate(args []string) error {
@@ -392,38 +423,4 @@ func runEval(ctx context.Context, args []string, p evalParams, std stdio) error 
 		return reported(exitFailed)
 	}
 	return nil
-}
-
-// newEvalCmd is `chock eval`.
-func newEvalCmd(std stdio) *cobra.Command {
-	var p evalParams
-	c := &cobra.Command{
-		Use:   "eval [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json] [--exit-code] [--actions FILE|-] [ACTION...]",
-		Short: "decide actions",
-		Long: `eval decides each ACTION, then each action of the --actions file (one a
-line; blank lines and lines starting with # skipped; - reads standard
-input), under the policy (--config and --org, or a compiled --bundle) and
-prints one line per action,
-
-    ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
-
-or with --json the decision objects, one a line. A malformed action is a
-usage error (exit 2), one in the file reported as FILE:LINE; with
---exit-code, an action not allowed is exit 1.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p.prefix = errPrefix(cmd)
-			if err := p.validate(args); err != nil {
-				return err
-			}
-			return runEval(cmd.Context(), args, p, std)
-		},
-	}
-	p.pf.add(c.Flags())
-	p.pf.opa.add(c.Flags())
-	addPhaseFlag(c, &p.phase)
-	c.Flags().BoolVar(&p.asJSON, "json", false, "print each decision object as one line of JSON")
-	c.Flags().BoolVar(&p.exitCode, "exit-code", false, "exit 1 if any action is not allowed")
-	addActionsFlag(c, &p.actions, "also decide")
-	return c
 }

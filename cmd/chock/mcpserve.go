@@ -29,6 +29,48 @@ import (
 // is set; otherwise a token is made and printed once.
 const tokenEnv = "CHOCK_GATEWAY_TOKEN"
 
+// newMCPServeCmd is `chock mcp serve`: the MCP gateway a real agent client
+// connects to.
+func newMCPServeCmd(std stdio) *cobra.Command {
+	var p mcpServeParams
+	c := &cobra.Command{
+		Use:   "serve [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--http ADDR] [--ask elicit|prompt|deny]",
+		Short: "serve MCP to an agent client, every tool call under policy",
+		Long: `serve is the MCP server an agent client (Claude Code, Codex, Cursor,
+Gemini CLI, the MCP Inspector) connects to. Each connection is one agent
+session, as chock run opens one: the configured MCP servers start, every
+call passes audit, time limit, policy, secrets and redaction (an exec call
+runs in the same per-call sandbox; --no-sandbox runs it without one), and
+the session log goes under $CHOCK_STATE_DIR.
+
+It offers exec (argv, dir, stdin, timeout, background), fetch_url (url) and
+each tool of each started server whose mcp.S.tool.T is not deny, named
+S__T, with the server's description, input schema and annotations. A
+refusal is a tool result naming the action, the decision, the rule with
+its file:line:col and its why, never how to change the policy (chock
+explain tells the person). An ask goes to the client as an elicitation
+when it declared one; with --ask prompt otherwise to chock's terminal;
+else it is refused (--ask deny refuses every ask). When chock.zon or an
+org file changes and still lints clean, the policy is swapped and the
+client told its tools changed; an edit that does not lint keeps the
+running policy and says why.
+
+The transport is stdio, unless --http 127.0.0.1:PORT serves Streamable
+HTTP at /mcp on a loopback address (any other is refused), each request
+carrying Authorization: Bearer TOKEN: $CHOCK_GATEWAY_TOKEN, or a token made
+and printed once on stderr.`,
+		Args: noArgs,
+		RunE: paramsRunE(&p, runMCPServe, std),
+	}
+	p.pf.add(c.Flags())
+	p.pf.opa.add(c.Flags())
+	c.Flags().StringVar(&p.addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
+	c.Flags().StringVar(&p.ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
+	p.cf.add(c.Flags())
+	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"elicit", "prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
 // mcpServeParams are the flags of chock mcp serve.
 type mcpServeParams struct {
 	pf        policyFlags
@@ -41,7 +83,7 @@ type mcpServeParams struct {
 
 // validate checks the flags of chock mcp serve and reads --ask and
 // --http.
-func (p *mcpServeParams) validate() error {
+func (p *mcpServeParams) validate([]string) error {
 	mode, ok := gateway.ParseAsk(p.ask)
 	if !ok {
 		return failedf(exitUsage, "unknown --ask %q (want elicit, prompt or deny)", p.ask)
@@ -59,7 +101,7 @@ func (p *mcpServeParams) validate() error {
 
 // runMCPServe is chock mcp serve once its flags are valid: the gateway,
 // serving stdio or HTTP until ctx ends.
-func runMCPServe(ctx context.Context, p mcpServeParams, std stdio) error {
+func runMCPServe(ctx context.Context, _ []string, p mcpServeParams, std stdio) error {
 	var prompter *runtime.TerminalAsker
 	if p.mode == gateway.AskPrompt {
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
@@ -132,53 +174,6 @@ func runMCPServe(ctx context.Context, p mcpServeParams, std stdio) error {
 		return nil
 	}
 	return serveHTTP(ctx, g, p.listen, std)
-}
-
-// newMCPServeCmd is `chock mcp serve`: the MCP gateway a real agent client
-// connects to.
-func newMCPServeCmd(std stdio) *cobra.Command {
-	var p mcpServeParams
-	c := &cobra.Command{
-		Use:   "serve [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--http ADDR] [--ask elicit|prompt|deny]",
-		Short: "serve MCP to an agent client, every tool call under policy",
-		Long: `serve is the MCP server an agent client (Claude Code, Codex, Cursor,
-Gemini CLI, the MCP Inspector) connects to. Each connection is one agent
-session, as chock run opens one: the configured MCP servers start, every
-call passes audit, time limit, policy, secrets and redaction (an exec call
-runs in the same per-call sandbox; --no-sandbox runs it without one), and
-the session log goes under $CHOCK_STATE_DIR.
-
-It offers exec (argv, dir, stdin, timeout, background), fetch_url (url) and
-each tool of each started server whose mcp.S.tool.T is not deny, named
-S__T, with the server's description, input schema and annotations. A
-refusal is a tool result naming the action, the decision, the rule with
-its file:line:col and its why, never how to change the policy (chock
-explain tells the person). An ask goes to the client as an elicitation
-when it declared one; with --ask prompt otherwise to chock's terminal;
-else it is refused (--ask deny refuses every ask). When chock.zon or an
-org file changes and still lints clean, the policy is swapped and the
-client told its tools changed; an edit that does not lint keeps the
-running policy and says why.
-
-The transport is stdio, unless --http 127.0.0.1:PORT serves Streamable
-HTTP at /mcp on a loopback address (any other is refused), each request
-carrying Authorization: Bearer TOKEN: $CHOCK_GATEWAY_TOKEN, or a token made
-and printed once on stderr.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := p.validate(); err != nil {
-				return err
-			}
-			return runMCPServe(cmd.Context(), p, std)
-		},
-	}
-	p.pf.add(c.Flags())
-	p.pf.opa.add(c.Flags())
-	c.Flags().StringVar(&p.addr, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio; ADDR is 127.0.0.1:PORT or [::1]:PORT (port 0 picks one)")
-	c.Flags().StringVar(&p.ask, "ask", "elicit", "put an ask the client cannot be asked `HOW`: elicit (refused), prompt (at chock's terminal) or deny (every ask refused)")
-	p.cf.add(c.Flags())
-	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"elicit", "prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
-	return c
 }
 
 type nopWriteCloser struct{ io.Writer }

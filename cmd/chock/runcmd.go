@@ -121,11 +121,7 @@ func (f *sessionFlags) open(ctx context.Context, std stdio) (*runtime.Session, *
 
 // newRunCmd is `chock run --script FILE`.
 func newRunCmd(std stdio) *cobra.Command {
-	var (
-		sf               sessionFlags
-		script           string
-		asJSON, exitCode bool
-	)
+	var p runParams
 	c := &cobra.Command{
 		Use:   "run [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--ask prompt|deny] [--json] [--exit-code] --script FILE",
 		Short: "a session driven by a script of tool calls",
@@ -139,73 +135,88 @@ and redaction before the action; results go to stdout, redacted, control
 characters shown as \xNN. The session log goes under $CHOCK_STATE_DIR
 (default ~/.local/state/chock).`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if script == "" {
-				return usageError()
-			}
-			raw, err := readInput(script, std)
-			if err != nil {
-				return failed(exitUsage, err)
-			}
-			calls, err := driver.ParseScript(raw)
-			if err != nil {
-				return failedf(exitFailed, "%s: %w", script, err)
-			}
-			ctx := cmd.Context()
-			defer sf.opa.close()
-			s, p, err := sf.open(ctx, std)
-			if err != nil {
-				return err
-			}
-			// End is once only: this one stands for a return that did not end the
-			// session itself (a panic unwinding to run's recover).
-			defer s.End("stopped by an internal error")
-			fmt.Fprintf(std.err, "session %s (policy %s), log %s\n", s.ID, short(p.Engine.Revision()), s.LogPath())
-			sts, err := s.StartServers(ctx)
-			if err != nil {
-				s.End(endReason(ctx, "starting the servers failed"))
-				return failed(exitFailed, err)
-			}
-			for _, st := range sts {
-				printServer(std.err, st)
-			}
-			failedCalls := false
-			for i, call := range calls {
-				if ctx.Err() != nil {
-					fmt.Fprintf(std.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
-					break
-				}
-				res, err := s.Run(ctx, call)
-				// Everything printed of a call passes the session's redaction:
-				// the agent's own argv and URL may hold a value it was shown.
-				// The hint (what would permit a refused call) is for the person,
-				// on stderr: the results are what an agent reads, and an agent
-				// is never told how to widen its own policy.
-				var buf, hints bytes.Buffer
-				pio := std
-				pio.out, pio.err = &buf, &hints
-				printResult(pio, i+1, call, res, err, asJSON, p.Sources)
-				std.out.Write(s.Redactor().Bytes(buf.Bytes()))
-				std.err.Write(s.Redactor().Bytes(hints.Bytes()))
-				if err != nil || !succeeded(res) {
-					failedCalls = true
-				}
-			}
-			if err := s.End(endReason(ctx, "done")); err != nil {
-				return failedf(exitFailed, "closing the session: %w", err)
-			}
-			if failedCalls && exitCode {
-				return reported(exitFailed)
-			}
-			return nil
-		},
+		RunE: paramsRunE(&p, runScript, std),
 	}
-	sf.add(c.Flags())
-	c.Flags().StringVar(&script, "script", "", "run the tool calls in the JSONL `FILE`: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
-	c.Flags().BoolVar(&asJSON, "json", false, "print each result as one line of JSON")
-	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 if any call was refused or failed: an error, a program exiting non-zero or reaching its time limit, an MCP tool reporting an error")
+	p.sf.add(c.Flags())
+	c.Flags().StringVar(&p.script, "script", "", "run the tool calls in the JSONL `FILE`: {\"tool\":\"exec\",\"argv\":[...]}, {\"tool\":\"fetch_url\",\"url\":\"...\"} or {\"tool\":\"mcp\",\"server\":\"S\",\"name\":\"TOOL\",\"arguments\":{...}}")
+	c.Flags().BoolVar(&p.asJSON, "json", false, "print each result as one line of JSON")
+	c.Flags().BoolVar(&p.exitCode, "exit-code", false, "exit 1 if any call was refused or failed: an error, a program exiting non-zero or reaching its time limit, an MCP tool reporting an error")
 	c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]cobra.Completion{"prompt", "deny"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
+}
+
+// runParams are the flags of chock run.
+type runParams struct {
+	sf               sessionFlags
+	script           string
+	asJSON, exitCode bool
+}
+
+// validate checks that chock run has a script to run.
+func (p *runParams) validate([]string) error {
+	if p.script == "" {
+		return usageError()
+	}
+	return nil
+}
+
+// runScript is chock run once its flags are valid: a session under the
+// policy, the script's calls run in it one by one.
+func runScript(ctx context.Context, _ []string, p runParams, std stdio) error {
+	raw, err := readInput(p.script, std)
+	if err != nil {
+		return failed(exitUsage, err)
+	}
+	calls, err := driver.ParseScript(raw)
+	if err != nil {
+		return failedf(exitFailed, "%s: %w", p.script, err)
+	}
+	defer p.sf.opa.close()
+	s, pol, err := p.sf.open(ctx, std)
+	if err != nil {
+		return err
+	}
+	// End is once only: this one stands for a return that did not end the
+	// session itself (a panic unwinding to run's recover).
+	defer s.End("stopped by an internal error")
+	fmt.Fprintf(std.err, "session %s (policy %s), log %s\n", s.ID, short(pol.Engine.Revision()), s.LogPath())
+	sts, err := s.StartServers(ctx)
+	if err != nil {
+		s.End(endReason(ctx, "starting the servers failed"))
+		return failed(exitFailed, err)
+	}
+	for _, st := range sts {
+		printServer(std.err, st)
+	}
+	failedCalls := false
+	for i, call := range calls {
+		if ctx.Err() != nil {
+			fmt.Fprintf(std.err, "chock run: %s; %d of %d calls not run\n", context.Cause(ctx), len(calls)-i, len(calls))
+			break
+		}
+		res, err := s.Run(ctx, call)
+		// Everything printed of a call passes the session's redaction:
+		// the agent's own argv and URL may hold a value it was shown.
+		// The hint (what would permit a refused call) is for the person, on
+		// stderr: the results are what an agent reads, and an agent is never
+		// told how to widen its own policy.
+		var buf, hints bytes.Buffer
+		pio := std
+		pio.out, pio.err = &buf, &hints
+		printResult(pio, i+1, call, res, err, p.asJSON, pol.Sources)
+		std.out.Write(s.Redactor().Bytes(buf.Bytes()))
+		std.err.Write(s.Redactor().Bytes(hints.Bytes()))
+		if err != nil || !succeeded(res) {
+			failedCalls = true
+		}
+	}
+	if err := s.End(endReason(ctx, "done")); err != nil {
+		return failedf(exitFailed, "closing the session: %w", err)
+	}
+	if failedCalls && p.exitCode {
+		return reported(exitFailed)
+	}
+	return nil
 }
 
 // succeeded says whether a call that ran did what was asked: a program

@@ -19,6 +19,47 @@ import (
 // testFormats are chock test's --format values, the default first.
 var testFormats = []string{"text", "json", "junit"}
 
+// newTestCmd is `chock test [--org FILE]... [--format text|json|junit]
+// [--coverage] [--threshold PCT] [--run REGEX] [-v] [CONFIG]`.
+func newTestCmd(std stdio) *cobra.Command {
+	var p testParams
+	c := &cobra.Command{
+		Use:   "test [--org FILE]... [--format text|json|junit] [--coverage] [--threshold PCT] [--run REGEX] [-v] [--config FILE | CONFIG]",
+		Short: "run the .expect policy tests",
+		Long: `test runs the project's .expect entries (a decision, and optionally
+.layer, .rule and .phase) under the policy of chock.zon (--config, or the
+argument) and its --org ceilings, and ends with N passed, N failed; exit 1
+when any failed. --run REGEX runs only the expectations whose action it
+matches. -v lists the passing expectations too.
+
+Coverage is as opa test counts it, by rules: a rule is exercised when it
+decides its layer for some expectation's action. --coverage prints the
+share of rules exercised, in all and in each layer, and lists the rules no
+expectation exercised; --threshold PCT (0 to 100) exits 1 when the share is
+below PCT.
+
+--format json prints one object: each expectation (action, phase, want,
+got, the deciding rule, span, pass), the counts and the coverage. junit
+prints JUnit XML as the Ant schema has it (testdata/junit/junit.xsd), one
+testcase per expectation, each failure with the explanation chock explain
+gives; CI systems read it as test results.`,
+		Args: maxArgs(1),
+		RunE: paramsRunE(&p, runTest, std),
+	}
+	fs := c.Flags()
+	addConfigFlag(fs, &p.pf.config)
+	p.pf.addOrgs(fs)
+	fs.StringVar(&p.format, "format", testFormats[0], "the output `FORMAT`: text, json or junit")
+	fs.BoolVar(&p.coverage, "coverage", false, "print the share of rules exercised and list every rule that no expectation exercised")
+	fs.StringVar(&p.threshold, "threshold", "", "exit 1 when less than `PCT` percent of the rules are exercised (0 to 100)")
+	fs.StringVar(&p.runPattern, "run", "", "run only the expectations whose action matches `REGEX`")
+	fs.BoolVarP(&p.verbose, "verbose", "v", false, "print passing expectations too")
+	p.pf.keys.addAlg(fs)
+	p.pf.keys.addVerification(fs)
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(testFormats, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
 // testParams are the flags of chock test.
 type testParams struct {
 	pf                policyFlags
@@ -33,9 +74,14 @@ type testParams struct {
 	only    *regexp.Regexp
 }
 
+// seen notes whether --config and --threshold were given.
+func (p *testParams) seen(cmd *cobra.Command) {
+	p.configSet, p.thresholdSet = cmd.Flags().Changed("config"), cmd.Flags().Changed("threshold")
+}
+
 // validate checks the flags of chock test, and reads --threshold and
 // --run.
-func (p *testParams) validate() error {
+func (p *testParams) validate([]string) error {
 	if !slices.Contains(testFormats, p.format) {
 		return failedf(exitUsage, "unknown --format %q (want text, json or junit)", p.format)
 	}
@@ -108,53 +154,6 @@ func runTest(ctx context.Context, args []string, p testParams, std stdio) error 
 		code = exitFailed
 	}
 	return reported(code)
-}
-
-// newTestCmd is `chock test [--org FILE]... [--format text|json|junit]
-// [--coverage] [--threshold PCT] [--run REGEX] [-v] [CONFIG]`.
-func newTestCmd(std stdio) *cobra.Command {
-	var p testParams
-	c := &cobra.Command{
-		Use:   "test [--org FILE]... [--format text|json|junit] [--coverage] [--threshold PCT] [--run REGEX] [-v] [--config FILE | CONFIG]",
-		Short: "run the .expect policy tests",
-		Long: `test runs the project's .expect entries (a decision, and optionally
-.layer, .rule and .phase) under the policy of chock.zon (--config, or the
-argument) and its --org ceilings, and ends with N passed, N failed; exit 1
-when any failed. --run REGEX runs only the expectations whose action it
-matches. -v lists the passing expectations too.
-
-Coverage is as opa test counts it, by rules: a rule is exercised when it
-decides its layer for some expectation's action. --coverage prints the
-share of rules exercised, in all and in each layer, and lists the rules no
-expectation exercised; --threshold PCT (0 to 100) exits 1 when the share is
-below PCT.
-
---format json prints one object: each expectation (action, phase, want,
-got, the deciding rule, span, pass), the counts and the coverage. junit
-prints JUnit XML as the Ant schema has it (testdata/junit/junit.xsd), one
-testcase per expectation, each failure with the explanation chock explain
-gives; CI systems read it as test results.`,
-		Args: maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p.configSet, p.thresholdSet = cmd.Flags().Changed("config"), cmd.Flags().Changed("threshold")
-			if err := p.validate(); err != nil {
-				return err
-			}
-			return runTest(cmd.Context(), args, p, std)
-		},
-	}
-	fs := c.Flags()
-	addConfigFlag(fs, &p.pf.config)
-	p.pf.addOrgs(fs)
-	fs.StringVar(&p.format, "format", testFormats[0], "the output `FORMAT`: text, json or junit")
-	fs.BoolVar(&p.coverage, "coverage", false, "print the share of rules exercised and list every rule that no expectation exercised")
-	fs.StringVar(&p.threshold, "threshold", "", "exit 1 when less than `PCT` percent of the rules are exercised (0 to 100)")
-	fs.StringVar(&p.runPattern, "run", "", "run only the expectations whose action matches `REGEX`")
-	fs.BoolVarP(&p.verbose, "verbose", "v", false, "print passing expectations too")
-	p.pf.keys.addAlg(fs)
-	p.pf.keys.addVerification(fs)
-	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(testFormats, cobra.ShellCompDirectiveNoFileComp))
-	return c
 }
 
 // parseThreshold reads --threshold: a percentage from 0 to 100, with or
