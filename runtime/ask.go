@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
@@ -44,6 +45,8 @@ type TerminalAsker struct {
 	// up (its context ended): the next question takes its line, rather
 	// than starting a second read of the same terminal beside it.
 	pending chan termLine
+	// mu puts one question at a time to the terminal.
+	mu sync.Mutex
 }
 
 type termLine struct {
@@ -53,12 +56,32 @@ type termLine struct {
 
 // Ask prompts and reads one answer; anything but y or yes is no.
 func (t *TerminalAsker) Ask(ctx context.Context, q Question) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.r == nil {
 		t.r = bufio.NewReader(t.In)
 	}
 	fmt.Fprintf(t.Out, "\nThe policy asks before %s:\n\n", q.Action)
 	q.Explanation.WriteText(t.Out, t.Sources)
 	fmt.Fprintf(t.Out, "\nAllow %s this once? [y/N] ", q.Action)
+	return t.answer(ctx)
+}
+
+// Confirm writes text, asks [y/N] and reads one answer; anything but y or
+// yes is no. It is for the person at the terminal, never the agent.
+func (t *TerminalAsker) Confirm(ctx context.Context, text string) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.r == nil {
+		t.r = bufio.NewReader(t.In)
+	}
+	fmt.Fprintf(t.Out, "\n%s [y/N] ", text)
+	return t.answer(ctx)
+}
+
+// answer reads one line of answer, or gives up when ctx ends (the read
+// left for the next question).
+func (t *TerminalAsker) answer(ctx context.Context) (bool, error) {
 	ch := t.pending
 	if ch == nil {
 		ch = make(chan termLine, 1)

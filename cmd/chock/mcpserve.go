@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/netaddr"
@@ -51,9 +52,11 @@ its file:line:col and its why, never how to change the policy (chock
 explain tells the person). An ask goes to the client as an elicitation
 when it declared one; with --ask prompt otherwise to chock's terminal;
 else it is refused (--ask deny refuses every ask). When chock.zon or an
-org file changes and still lints clean, the policy is swapped and the
-client told its tools changed; an edit that does not lint keeps the
-running policy and says why.
+org file changes, still lints clean and widens nothing (chock diff's
+engine compares it with the running policy), the policy is swapped and
+the client told its tools changed; an edit that widens is held (with
+--ask prompt, the person may accept it at chock's terminal), and one that
+does not lint keeps the running policy; both say why.
 
 The transport is stdio, unless --http 127.0.0.1:PORT serves Streamable
 HTTP at /mcp on a loopback address (any other is refused), each request
@@ -141,6 +144,7 @@ func runMCPServe(ctx context.Context, _ []string, p mcpServeParams, std stdio) e
 	}
 	swapTo.Store(g)
 	std.aborts.add(g.Abort)
+	gd := newGuard(pol.Config, pol.Orgs, prompter)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if files := p.pf.watched(); len(files) > 0 && !p.pf.opa.given() {
@@ -156,7 +160,7 @@ func runMCPServe(ctx context.Context, _ []string, p mcpServeParams, std stdio) e
 					g.Kept(why)
 					return
 				}
-				p.pf.reload(watchCtx, g, std)
+				p.pf.reload(watchCtx, g, gd, std)
 			}
 			if err := gateway.Watch(watchCtx, files, reload, nil); err != nil {
 				fmt.Fprintf(std.err, "chock mcp serve: %v; edits of the policy are not followed\n", err)
@@ -243,9 +247,6 @@ func (p *policyFlags) watched() []string {
 	return out
 }
 
-// reload reads the policy's files again and swaps it in when it still
-// lints clean (or, for a bundle, verifies and prepares); otherwise the
-// running policy stays, and why goes to stderr and every session's log.
 // folderIDs are the device and inode of the folder of each file.
 func folderIDs(files []string) map[string][2]uint64 {
 	out := map[string][2]uint64{}
@@ -259,10 +260,26 @@ func folderIDs(files []string) map[string][2]uint64 {
 	return out
 }
 
-func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, std stdio) {
+// reload reads the policy's files again and swaps it in when it still
+// lints clean (or, for a bundle, verifies and prepares) and the guard
+// admits it (it widens nothing, or the person accepts it at the
+// terminal); otherwise the running policy stays, and why goes to stderr
+// and every session's log.
+func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, gd *guard, std stdio) {
 	kept := func(why string) {
 		fmt.Fprintf(std.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
 		g.Kept(why)
+	}
+	// admit holds an edit that widens (guard): the running policy stays.
+	admit := func(cfg *config.Config, orgs []*config.Org) bool {
+		err := gd.admit(ctx, cfg, orgs)
+		var held *heldError
+		if errors.As(err, &held) {
+			fmt.Fprintf(std.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays until chock mcp serve restarts (or, with --ask prompt, you accept it at the terminal)\n", held.Error())
+			g.Held(held.widenings)
+			return false
+		}
+		return err == nil
 	}
 	ro, err := p.keys.readOptions()
 	if err != nil {
@@ -280,7 +297,7 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, std stdio)
 			kept(err.Error())
 			return
 		}
-		if pol.Engine.Revision() == g.Revision() {
+		if pol.Engine.Revision() == g.Revision() || !admit(nil, nil) {
 			return
 		}
 		if err := g.Adopt(ctx, pol.Engine, nil, bundleSources(pol.Engine.Meta())); err != nil {
@@ -318,6 +335,9 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, std stdio)
 	}
 	if pol.Engine.Revision() == g.Revision() {
 		return // the same policy (a save with no change)
+	}
+	if !admit(pol.Config, pol.Orgs) {
+		return
 	}
 	b, err := pol.Output.Bundle(nil)
 	if err == nil {

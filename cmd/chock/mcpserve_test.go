@@ -101,6 +101,13 @@ type gatewayRun struct {
 
 func startGateway(t *testing.T, policy string, overHTTP bool, args ...string) *gatewayRun {
 	t.Helper()
+	return startGatewayWith(t, policy, overHTTP, nil, args...)
+}
+
+// startGatewayWith is startGateway, with setup run on an HTTP gateway's
+// command before it starts.
+func startGatewayWith(t *testing.T, policy string, overHTTP bool, setup func(*exec.Cmd), args ...string) *gatewayRun {
+	t.Helper()
 	root := t.TempDir()
 	g := &gatewayRun{t: t, dir: filepath.Join(root, "project"), state: filepath.Join(root, "state"), http: overHTTP}
 	if err := os.Mkdir(g.dir, 0o755); err != nil {
@@ -119,6 +126,9 @@ func startGateway(t *testing.T, policy string, overHTTP bool, args ...string) *g
 		t.Fatal(err)
 	}
 	g.cmd.Stderr = pw
+	if setup != nil {
+		setup(g.cmd)
+	}
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +425,15 @@ func testMCPServe(t *testing.T, overHTTP bool, proto string) {
 	if _, isErr := call(t, cs, "exec", argv("echo", "still")); isErr {
 		t.Errorf("echo refused after a broken edit")
 	}
-	// An edit that lints clean swaps the policy: echo now denied, the
+	// An edit that widens is held: the file may be written by what the
+	// session runs, so a widening is never swapped in on its own.
+	g.write(gwPolicy(t, `, "exec.path.ls"`))
+	waitFor(t, func() bool { return strings.Contains(g.allStderr(), "widens what the agent may do") }, g.allStderr)
+	wantContains(t, "stderr", g.allStderr(), "exec.path.ls", "the running policy stays until chock mcp serve restarts")
+	if text, isErr := call(t, cs, "exec", argv("ls")); !isErr || !strings.Contains(text, "refused by chock: exec.path.ls") {
+		t.Errorf("ls after the held edit = %q", text)
+	}
+	// An edit that only narrows swaps the policy: echo now denied, the
 	// helper's echo no longer offered; the client is told.
 	for len(changed) > 0 {
 		<-changed
@@ -454,7 +472,7 @@ func testMCPServe(t *testing.T, overHTTP bool, proto string) {
 		}
 	}
 	logs := sessionLogs(t, g.state)
-	var connected, calls, swapped int
+	var connected, calls, swapped, held int
 	for id, evs := range logs {
 		if last := evs[len(evs)-1]; last["kind"] != "session.end" {
 			t.Errorf("session %s did not end: its last event is %v", id, last)
@@ -469,6 +487,8 @@ func testMCPServe(t *testing.T, overHTTP bool, proto string) {
 				}
 			case "tool.call":
 				calls++
+			case "policy.held":
+				held++
 			case "policy.swapped":
 				swapped++
 			}
@@ -480,8 +500,8 @@ func testMCPServe(t *testing.T, overHTTP bool, proto string) {
 	if overHTTP && proto >= "2026-07-28" {
 		wantConnected = 1
 	}
-	if connected != wantConnected || calls < 10 || swapped < 1 {
-		t.Errorf("the logs have %d client.connected (want %d, for %s), %d tool.call (want 10 or more), %d policy.swapped", connected, wantConnected, proto, calls, swapped)
+	if connected != wantConnected || calls < 10 || swapped < 1 || held < 1 {
+		t.Errorf("the logs have %d client.connected (want %d, for %s), %d tool.call (want 10 or more), %d policy.swapped, %d policy.held", connected, wantConnected, proto, calls, swapped, held)
 	}
 	t.Logf("stderr:\n%s", g.allStderr())
 }
@@ -620,7 +640,8 @@ func testMCPServeEverything(t *testing.T, overHTTP bool) {
 }
 
 // TestMCPServeBundleSwap: a gateway started on a compiled bundle follows
-// the bundle file: a new one is swapped in, and the client told.
+// the bundle file, but a bundle cannot be shown to only narrow, so a new
+// one is held (policy.held), and the running policy stays.
 func TestMCPServeBundleSwap(t *testing.T) {
 	g := startGateway(t, `.{ .policy = .{ .allow = .{ "exec.path.echo" } } }`, false)
 	compileTo := func(policy, out string) {
@@ -659,15 +680,15 @@ func TestMCPServeBundleSwap(t *testing.T) {
 		t.Fatalf("echo = %q", text)
 	}
 	// A bundle written in place of the old one (compile -o replaces it whole).
-	compileTo(`.{ .policy = .{ .deny = .{ "exec.path.echo" } } }`, bundle)
+	compileTo(`.{ .policy = .{ .allow = .{ "exec.path.echo", "exec.path.curl" } } }`, bundle)
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "held as a widening") }, stderr.String)
+	if text, isErr := call(t, cs, "exec", argv("curl", "--version")); !isErr || !strings.Contains(text, "refused by chock: exec.path.curl") {
+		t.Errorf("curl after the held edit = %q", text)
+	}
 	select {
 	case <-changed:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no list_changed:\n%s", stderr)
+		t.Error("the client was told its tools changed")
+	default:
 	}
-	text, isErr := call(t, cs, "exec", argv("echo", "two"))
-	if !isErr || !strings.Contains(text, `the project rule "exec.path.echo" (deny)`) {
-		t.Errorf("echo after the swap = %q", text)
-	}
-	wantContains(t, "stderr", stderr.String(), "swapped in from bundle.tar.gz")
+	wantContains(t, "stderr", stderr.String(), "the running policy stays")
 }

@@ -222,6 +222,15 @@ func (g *Gateway) Kept(why string) {
 	}
 }
 
+// Held records in every live session that an edit of the policy's
+// sources widens what the agent may do and is held: the running policy
+// stays. widenings say what it would widen.
+func (g *Gateway) Held(widenings []string) {
+	for _, c := range g.live() {
+		c.sess.Record("policy.held", sessionlog.F("policy", g.o.Engine.Revision()), sessionlog.F("widenings", widenings))
+	}
+}
+
 // live are the connections open now.
 func (g *Gateway) live() []*conn {
 	g.mu.Lock()

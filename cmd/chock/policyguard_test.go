@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal: its controlling side and the terminal
+// a process is given.
+func openPTY(t *testing.T) (control, term *os.File) {
+	t.Helper()
+	control, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(int(control.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(control.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	term, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { control.Close(); term.Close() })
+	return control, term
+}
+
+// TestMCPServeWideningAcceptedAtTerminal: with --ask prompt, a widening
+// edit is put to the person at chock's terminal (a real pty, never the
+// agent's channel), and a yes swaps it in.
+func TestMCPServeWideningAcceptedAtTerminal(t *testing.T) {
+	control, term := openPTY(t)
+	g := startGatewayWith(t, `.{ .policy = .{ .allow = .{ "exec.path.echo" } } }`, true, func(c *exec.Cmd) {
+		c.Stdin, c.Stdout = term, term
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}, "--ask", "prompt")
+	term.Close()
+	cs := g.connect("2025-11-25", nil)
+	defer cs.Close()
+	if text, isErr := call(t, cs, "exec", argv("ls")); !isErr {
+		t.Fatalf("ls before the edit = %q", text)
+	}
+	g.write(`.{ .policy = .{ .allow = .{ "exec.path.echo", "exec.path.ls" } } }`)
+	// The question, on the terminal; the answer, typed there.
+	seen := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(control)
+		var b strings.Builder
+		for {
+			c, err := r.ReadByte()
+			if err != nil {
+				seen <- b.String()
+				return
+			}
+			b.WriteByte(c)
+			if strings.HasSuffix(b.String(), "Swap the edited policy in? [y/N] ") {
+				seen <- b.String()
+				return
+			}
+		}
+	}()
+	text := <-seen
+	if !strings.Contains(text, "exec.path.ls") || !strings.Contains(text, "widens what the agent may do") {
+		t.Fatalf("the terminal was asked:\n%s", text)
+	}
+	if _, err := control.Write([]byte("y\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(g.allStderr(), "swapped in from chock.zon") }, g.allStderr)
+	if text, isErr := call(t, cs, "exec", argv("ls")); isErr {
+		t.Errorf("ls after the accepted edit = %q", text)
+	}
+}
