@@ -192,13 +192,15 @@ func runCompile(_ context.Context, args []string, p compileParams, std stdio) er
 
 	var l *load.Loaded
 	if p.orgOnly {
-		l, err = loadSources(nil, args, compile.ReadOptions{}, std)
+		l, err = loadAs(nil, args, load.Input{ProjectNames: true}, std)
 	} else {
 		files, ferr := configArgs(p.configSet, p.config, args)
 		if ferr != nil {
 			return ferr
 		}
-		l, err = loadSources(files, p.orgs, ro, std)
+		// Compiled under the names the files have in the project: the
+		// revision is the content's, as chock eval and run compute it.
+		l, err = loadAs(files, p.orgs, load.Input{Read: ro, ProjectNames: true}, std)
 	}
 	if err != nil {
 		return err

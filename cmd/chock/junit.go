@@ -94,7 +94,7 @@ func (r *testReport) writeJUnit(std stdio) error {
 		tc := junitCase{Name: fmt.Sprintf("%s at %s", x.Action.Value, x.Phase.Value), Classname: name, Time: seconds(each)}
 		if !res.Passed() {
 			var b bytes.Buffer
-			fmt.Fprintf(&b, "%s: %s\ndecided: %s\n\n", x.Span, res.Failure, eval.Describe(res.Got))
+			fmt.Fprintf(&b, "%s: %s\ndecided: %s\n\n", r.policy.Respell(x.Span), res.Failure, eval.Describe(res.Got))
 			eval.Explain(res.Got, r.policy.Config).WriteText(&b, r.policy.Sources)
 			p := &junitProblem{Message: safetext.Line(res.Failure), Type: "chock.expect", Text: xmlText(safetext.Text(b.String()))}
 			if res.Got.Error != "" {

@@ -30,6 +30,11 @@ func readSources(names []string, std stdio) ([]load.Source, error) {
 // bundles read as ro says). A file that cannot be read is exit 2, an org
 // refused exit 1.
 func loadSources(files, orgFiles []string, ro compile.ReadOptions, std stdio) (*load.Loaded, error) {
+	return loadAs(files, orgFiles, load.Input{Read: ro}, std)
+}
+
+// loadAs is loadSources with in's options (its sources are the files').
+func loadAs(files, orgFiles []string, in load.Input, std stdio) (*load.Loaded, error) {
 	configs, err := readSources(files, std)
 	if err != nil {
 		return nil, err
@@ -38,7 +43,8 @@ func loadSources(files, orgFiles []string, ro compile.ReadOptions, std stdio) (*
 	if err != nil {
 		return nil, err
 	}
-	l, err := load.Read(load.Input{Configs: configs, Orgs: orgs, Read: ro})
+	in.Configs, in.Orgs = configs, orgs
+	l, err := load.Read(in)
 	if err != nil {
 		return nil, inputError(exitFailed, err)
 	}

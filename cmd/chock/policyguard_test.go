@@ -2,9 +2,13 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,5 +83,37 @@ func TestMCPServeWideningAcceptedAtTerminal(t *testing.T) {
 	waitFor(t, func() bool { return strings.Contains(g.allStderr(), "swapped in from chock.zon") }, g.allStderr)
 	if text, isErr := call(t, cs, "exec", argv("ls")); isErr {
 		t.Errorf("ls after the accepted edit = %q", text)
+	}
+}
+
+// TestCompileRevisionIsTheContents: chock compile names the same revision
+// for chock.zon, its absolute path, dir/chock.zon, and a copy elsewhere.
+func TestCompileRevisionIsTheContents(t *testing.T) {
+	root := t.TempDir()
+	policy := `.{ .policy = .{ .allow = .{ "exec.path.gh" } } }`
+	for _, d := range []string{"p", "copy/p"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+		os.WriteFile(filepath.Join(root, d, "chock.zon"), []byte(policy), 0o644)
+	}
+	rev := regexp.MustCompile(`revision ([0-9a-f]{16})`)
+	compileRev := func(config string) string {
+		t.Helper()
+		var stderr strings.Builder
+		out := filepath.Join(t.TempDir(), "b.tar.gz")
+		if code := run(context.Background(), []string{"compile", "-o", out, config}, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr}); code != 0 {
+			t.Fatalf("compile %s: %d %s", config, code, stderr.String())
+		}
+		m := rev.FindStringSubmatch(stderr.String())
+		if m == nil {
+			t.Fatalf("no revision in %q", stderr.String())
+		}
+		return m[1]
+	}
+	t.Chdir(filepath.Join(root, "p"))
+	want := compileRev("chock.zon")
+	for _, c := range []string{filepath.Join(root, "p", "chock.zon"), "../p/chock.zon", filepath.Join(root, "copy/p/chock.zon")} {
+		if got := compileRev(c); got != want {
+			t.Errorf("%s: revision %s, want %s", c, got, want)
+		}
 	}
 }

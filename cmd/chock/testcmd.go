@@ -193,7 +193,7 @@ func (r *testReport) failed() int {
 func (r *testReport) writeText(std stdio, verbose, showCoverage, listUncovered bool) {
 	for _, res := range r.results {
 		x := res.Expect
-		where := x.Span.String()
+		where := r.policy.Respell(x.Span).String()
 		if res.Passed() {
 			if verbose {
 				fmt.Fprintf(std.out, "%s: ok %s at %s: %s\n", where, x.Action.Value, x.Phase.Value, eval.Describe(res.Got))
@@ -205,7 +205,7 @@ func (r *testReport) writeText(std stdio, verbose, showCoverage, listUncovered b
 	if listUncovered {
 		for _, l := range r.coverage.Layers {
 			for _, rule := range l.NotCovered {
-				fmt.Fprintf(std.out, "%s: not covered: %s rule %q (%s)\n", rule.Span, l.Layer, rule.Pattern, rule.Decision)
+				fmt.Fprintf(std.out, "%s: not covered: %s rule %q (%s)\n", r.policy.Respell(rule.Span), l.Layer, rule.Pattern, rule.Decision)
 			}
 		}
 	}
@@ -290,7 +290,7 @@ func (r *testReport) json() testJSON {
 			Phase:   x.Phase.Value,
 			Want:    wantJSON{Decision: x.Decision.Value, Layer: x.Layer.Value, Rule: x.Rule.Value},
 			Got:     gotJSON{Decision: d.Decision, Error: d.Error},
-			Span:    x.Span,
+			Span:    r.policy.Respell(x.Span),
 			Pass:    res.Passed(),
 			Failure: res.Failure,
 		}

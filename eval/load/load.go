@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/chockhq/chock/compile"
@@ -42,6 +43,10 @@ type Input struct {
 	// elsewhere may be: for tests of what the run time does with one (a
 	// ninth server, say). Decoding errors still refuse it.
 	Unlinted bool
+	// ProjectNames decodes each file under its name in the project (see
+	// projectNamed), as what is compiled from it records it; diagnostics
+	// keep the names the caller gave.
+	ProjectNames bool
 }
 
 // Loaded is what reading the sources produced: the configs and orgs that
@@ -51,6 +56,8 @@ type Loaded struct {
 	Orgs    []*config.Org
 	Diags   diag.List
 	Sources diag.Sources
+	// spelled maps names in the project back to the caller's.
+	spelled map[string]string
 }
 
 // ErrUnsignedOrg means an org source was given where a verification key
@@ -65,6 +72,17 @@ func IsBundle(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8
 // problems in the sources themselves are diagnostics.
 func Read(in Input) (*Loaded, error) {
 	l := &Loaded{Sources: diag.Sources{}}
+	if in.ProjectNames {
+		in, l.spelled = projectNamed(in)
+		defer func() {
+			l.Diags = respell(l.Diags, l.spelled)
+			for name, sp := range l.spelled {
+				if b, ok := l.Sources[name]; ok {
+					l.Sources[sp] = b
+				}
+			}
+		}()
+	}
 	for _, s := range in.Orgs {
 		if IsBundle(s.Data) {
 			o, err := compile.ReadOrgBundle(s.Name, bytes.NewReader(s.Data), in.Read)
@@ -106,6 +124,7 @@ func (l *Loaded) Lint() diag.List {
 		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.Orgs})...)
 	}
 	all = dedupe(all)
+	all = respell(all, l.spelled)
 	all.Sort()
 	return all
 }
@@ -157,6 +176,19 @@ type Policy struct {
 	Sources diag.Sources
 	// Output is the compilation, when it was built from sources.
 	Output *compile.Output
+	// spelled maps the names the policy's files have in the project (its
+	// spans') to the names the caller gave them.
+	spelled map[string]string
+}
+
+// Respell is sp under the file name the caller gave (a path as typed, for
+// an editor or a CI annotation), where the policy names the file as it is
+// in the project.
+func (p *Policy) Respell(sp diag.Span) diag.Span {
+	if name, ok := p.spelled[sp.File]; ok {
+		sp.File = name
+	}
+	return sp
 }
 
 // Errors are the error diagnostics of a lint result.
@@ -178,6 +210,9 @@ func FromSources(ctx context.Context, in Input) (p *Policy, ds diag.List, err er
 	if len(in.Configs) != 1 {
 		return nil, nil, fmt.Errorf("%w: given %d", ErrOneConfig, len(in.Configs))
 	}
+	// The policy is compiled from its files under the names they have in
+	// the project, so its revision is its content's.
+	in.ProjectNames = true
 	l, err := Read(in)
 	if err != nil {
 		return nil, nil, err
@@ -200,7 +235,7 @@ func FromSources(ctx context.Context, in Input) (p *Policy, ds diag.List, err er
 	if err != nil {
 		return nil, ds, err
 	}
-	return &Policy{Engine: e, Config: l.Configs[0], Orgs: l.Orgs, Sources: l.Sources, Output: out}, ds, nil
+	return &Policy{Engine: e, Config: l.Configs[0], Orgs: l.Orgs, Sources: l.Sources, Output: out, spelled: l.spelled}, ds, nil
 }
 
 // FromBundle prepares a policy from a compiled project bundle, its
@@ -262,4 +297,69 @@ func sourceNames(srcs []Source) string {
 		names[i] = s.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// projectNamed is in with each source named as it is in the project: by
+// its path relative to the project's folder (the folder of the config, or
+// of the first org where there is none),
+// or by its base name when it is outside that folder. A policy's revision
+// then depends on the bytes of its files and these names, never on how a
+// path was spelled or on where the project is on the machine. spelled
+// maps each new name back to the caller's, where that is one name.
+func projectNamed(in Input) (Input, map[string]string) {
+	spelled := map[string]string{}
+	first := append(append([]Source(nil), in.Configs...), in.Orgs...)
+	if len(first) == 0 || !isPath(first[0].Name) {
+		return in, spelled
+	}
+	firstAbs, err := filepath.Abs(first[0].Name)
+	if err != nil {
+		return in, spelled
+	}
+	project := filepath.Dir(firstAbs)
+	taken := map[string]int{}
+	rename := func(srcs []Source) []Source {
+		out := make([]Source, len(srcs))
+		for i, s := range srcs {
+			out[i] = s
+			if !isPath(s.Name) {
+				continue
+			}
+			abs, err := filepath.Abs(s.Name)
+			if err != nil {
+				continue
+			}
+			name := filepath.Base(abs)
+			if rel, err := filepath.Rel(project, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				name = filepath.ToSlash(rel)
+			}
+			out[i].Name = name
+			taken[name]++
+			spelled[name] = s.Name
+		}
+		return out
+	}
+	in.Configs, in.Orgs = rename(in.Configs), rename(in.Orgs)
+	for name, n := range taken {
+		if n > 1 {
+			delete(spelled, name) // two files, one name: not given back
+		}
+	}
+	return in, spelled
+}
+
+// isPath says whether a source's name is a file's path (not <stdin>).
+func isPath(name string) bool { return name != "" && !strings.HasPrefix(name, "<") }
+
+// respell gives each diagnostic back the file name the caller spelled.
+func respell(ds diag.List, spelled map[string]string) diag.List {
+	if len(spelled) == 0 {
+		return ds
+	}
+	for _, d := range ds {
+		if sp, ok := spelled[d.Span.File]; ok {
+			d.Span.File = sp
+		}
+	}
+	return ds
 }
