@@ -328,6 +328,9 @@ type Meta struct {
 	// in order: layer i+1 is org Orgs[i], read from its own bundle at
 	// data.chock_orgs.NAME.meta. Layers then holds the project layer only.
 	Orgs []string `json:"orgs,omitempty"`
+	// Expects are the org ceilings the project's .orgs names: a policy
+	// without a ceiling of each name decides nothing.
+	Expects []string `json:"expects,omitempty"`
 }
 
 // LayerMeta is one layer and its rules.
@@ -464,6 +467,9 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 	}
 	if c != nil {
 		out.Credentials = c.Credentials.Store.Value
+		for _, o := range c.Orgs.Value {
+			out.Expects = append(out.Expects, o.Value)
+		}
 		out.Secrets, out.Servers = []SecretMeta{}, []ServerMeta{}
 		for _, s := range c.Secrets {
 			out.Secrets = append(out.Secrets, SecretMeta{Name: s.Name.Value, To: s.To.Value, Bind: s.Bind.Value, As: s.Variable(), Span: s.Span})

@@ -74,12 +74,35 @@ func (p *policyFlags) load(ctx context.Context, std stdio) (*load.Policy, error)
 	if err := p.opa.check(p); err != nil {
 		return nil, inputError(exitUsage, err)
 	}
-	if p.opa.given() {
-		return p.opa.load(ctx, std)
-	}
 	ro, err := p.keys.readOptions()
 	if err != nil {
 		return nil, inputError(exitUsage, err)
+	}
+	// The machine's managed ceilings apply whatever the flags say; one
+	// chock cannot trust refuses every decision.
+	managed, err := load.Managed(load.ManagedDir)
+	if err != nil {
+		return nil, inputError(exitFailed, err)
+	}
+	need, err := load.OrgNames(managed, compile.ReadOptions{})
+	if err != nil {
+		return nil, inputError(exitFailed, err)
+	}
+	pol, err := p.loadWith(ctx, managed, ro, std)
+	if err != nil {
+		return nil, err
+	}
+	if err := load.RequireOrgs(pol, need); err != nil {
+		return nil, inputError(exitFailed, err)
+	}
+	return pol, nil
+}
+
+// loadWith loads the policy the flags name, with the managed ceilings
+// among its orgs where it is built from sources.
+func (p *policyFlags) loadWith(ctx context.Context, managed []load.Source, ro compile.ReadOptions, std stdio) (*load.Policy, error) {
+	if p.opa.given() {
+		return p.opa.load(ctx, std)
 	}
 	if len(p.bundles) > 0 {
 		if len(p.orgs) > 0 {
@@ -107,6 +130,7 @@ func (p *policyFlags) load(ctx context.Context, std stdio) (*load.Policy, error)
 	if err != nil {
 		return nil, err
 	}
+	orgs = append(append([]load.Source(nil), managed...), orgs...)
 	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
 	if errors.Is(err, load.ErrLint) || errors.Is(err, load.ErrInvalid) {
 		return nil, refuseErrors(ds, sourcesOf(configs, orgs), std, "policy")

@@ -328,7 +328,12 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, gd *guard,
 		kept(err.Error())
 		return
 	}
-	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
+	managed, err := load.Managed(load.ManagedDir)
+	if err != nil {
+		kept(err.Error())
+		return
+	}
+	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: append(managed, orgs...), Read: ro})
 	if err != nil {
 		kept(lintWhy(err, ds))
 		return

@@ -5,6 +5,10 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/eval/load"
+	"github.com/chockhq/chock/internal/safetext"
+
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +23,9 @@ func newVersionCmd(std stdio) *cobra.Command {
 		Short: "print chock's version, and the Go and OPA it was built with",
 		Long: `version prints chock's module version ((devel) for a build from a
 work tree), the Go version it was built with and the version of OPA it
-decides with. chock --version prints the same.`,
+decides with, and the managed org ceilings in force (/etc/chock/org.d,
+which every command that decides applies). chock --version prints the
+same.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return writeVersion(std)
@@ -31,7 +37,29 @@ decides with. chock --version prints the same.`,
 func writeVersion(std stdio) error {
 	bi, ok := debug.ReadBuildInfo()
 	fmt.Fprint(std.out, versionText(bi, ok))
+	fmt.Fprintln(std.out, managedText(load.ManagedDir))
 	return nil
+}
+
+// managedText is the line chock version prints of the managed org
+// ceilings in dir: which are in force, none, or why chock decides nothing.
+func managedText(dir string) string {
+	srcs, err := load.Managed(dir)
+	var names []string
+	if err == nil {
+		names, err = load.OrgNames(srcs, compile.ReadOptions{})
+	}
+	switch {
+	case err != nil:
+		return fmt.Sprintf("managed org ceilings: %s; chock decides nothing until it is fixed", safetext.Line(err.Error()))
+	case len(names) == 0:
+		return fmt.Sprintf("managed org ceilings: none (%s has none)", dir)
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s (%s)", safetext.Line(n), safetext.Line(srcs[i].Name))
+	}
+	return "managed org ceilings: " + strings.Join(parts, ", ")
 }
 
 // versionText is what chock version prints, from the build info:

@@ -49,7 +49,7 @@ func TestVersionCommand(t *testing.T) {
 	if m == nil {
 		t.Fatal("go.mod requires no OPA")
 	}
-	want := regexp.MustCompile(`^chock \S+\ngo ` + regexp.QuoteMeta(runtime.Version()) + `\nopa ` + regexp.QuoteMeta(string(m[1])) + `\n$`)
+	want := regexp.MustCompile(`^chock \S+\ngo ` + regexp.QuoteMeta(runtime.Version()) + `\nopa ` + regexp.QuoteMeta(string(m[1])) + `\nmanaged org ceilings: .+\n$`)
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		code, out, errs := runBuffered(t, args...)
 		if code != exitOK || errs != "" || !want.MatchString(out) {

@@ -35,6 +35,7 @@ var configBlock = newBlock(&block[Config]{
     .mcp_servers = .{},
     .programs = .{},
     .credentials = .{ .store = .file },
+    .orgs = .{},
     .expect = .{ .{ .action = "exec.path.gh", .decision = .allow } },
 }`,
 	codes: codes(zonCodes, []string{CodeUnknownBlock, CodeWrongType}),
@@ -65,6 +66,10 @@ var configBlock = newBlock(&block[Config]{
 				credentialsBlock.decode(d, f.Value, &c.Credentials)
 				return fieldRead
 			},
+		},
+		{
+			RefField: RefField{"orgs", "list of org names", ".{}", `.{ "acme" }`, "The org ceilings the project expects: chock refuses to decide without a ceiling of each name, from any source (--org, a managed ceiling in /etc/chock/org.d, a bundle, OPA).", []string{CodeWrongType}},
+			decode:   texts(".orgs", "an entry of .orgs", func(c *Config) *Field[[]Text] { return &c.Orgs }),
 		},
 		{
 			RefField: RefField{"expect", "list of expectations", ".{}", `.{ .{ .action = "exec.path.curl", .decision = .deny } }`, "Policy tests, run by chock test.", nil},

@@ -194,6 +194,9 @@ type Config struct {
 	Programs    []*Program
 	Credentials Credentials
 	Expect      []*Expectation
+	// Orgs are the org ceilings the project expects: a command that
+	// would decide without a ceiling of each name refuses.
+	Orgs Field[[]Text]
 }
 
 // Org is a decoded org bundle source.
