@@ -13,6 +13,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/internal/clientconf"
 	"github.com/chockhq/chock/internal/safefile"
+	"github.com/chockhq/chock/internal/udiff"
 	"github.com/spf13/cobra"
 )
 
@@ -37,17 +38,30 @@ server and setting is kept, and the file as it was is kept beside it
 first (FILE.chock.bak). A gateway governs only what passes through it, so
 where the client's file can say so, the client's own shell and web-fetch
 tools are turned off in it, and the agent's reach goes through chock's
-exec and fetch_url. It prints what changed; --dry-run prints it and
-writes nothing.
+exec and fetch_url, and where it can say so its own edit tools are kept
+off the policy's files. A file the project commits (.mcp.json,
+.gemini/settings.json, .cursor/mcp.json) names the policy's files relative
+to the project's folder; Codex's user-wide file by absolute path. It
+prints what changed; --dry-run prints it, and the exact content as a
+unified diff against each file as it is, and writes nothing.
 
   claude-code  .mcp.json (the server) and .claude/settings.json
-               (permissions.deny Bash and WebFetch; the server approved)
+               (permissions.deny Bash, WebFetch, WebSearch, and Edit and
+               Write of chock.zon, the org files, .mcp.json and
+               .claude/**; permissions.allow mcp__chock; the server
+               approved)
   codex        ~/.codex/config.toml ($CODEX_HOME): [mcp_servers.chock]
-               with env_vars, [features] shell_tool = false and
-               web_search = "disabled"
+               with env_vars and default_tools_approval_mode =
+               "approve", [features] shell_tool = false and web_search =
+               "disabled"
   cursor       .cursor/mcp.json (its own tools are set elsewhere)
-  gemini       .gemini/settings.json: the server with the variables it
-               needs, and tools.exclude run_shell_command and web_fetch`,
+  gemini       .gemini/settings.json: the server, trusted, with the
+               variables it needs, and tools.exclude run_shell_command,
+               web_fetch and google_web_search
+
+Where a client's file cannot keep its own edit tools off the policy
+(Codex, Gemini CLI, Cursor), the output says so: chock mcp serve holding
+any edit of the policy that widens it is what still holds.`,
 		Args:      exactArgs(1),
 		ValidArgs: clientconf.Clients,
 		RunE:      paramsRunE(&p, runConnect, std),
@@ -91,13 +105,27 @@ func runConnect(_ context.Context, args []string, p connectParams, std stdio) er
 	if err != nil {
 		return failed(exitUsage, err)
 	}
-	entry := clientconf.Entry{Name: "chock", Command: selfCommand(), Args: []string{"mcp", "serve", "--config", cfgPath}}
+	// A file the project commits names the policy's files relative to the
+	// project's folder (where the client starts the server); Codex's
+	// user-wide file by absolute path.
+	inProject := func(full string) string {
+		if rel, err := filepath.Rel(project, full); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.ToSlash(rel)
+		}
+		return full
+	}
+	entry := clientconf.Entry{Name: "chock", Command: selfCommand(),
+		Args:        []string{"mcp", "serve", "--config", inProject(cfgPath)},
+		UserArgs:    []string{"mcp", "serve", "--config", cfgPath},
+		PolicyFiles: []string{inProject(cfgPath)}}
 	for _, o := range p.orgs {
 		full, err := abs(o)
 		if err != nil {
 			return failed(exitUsage, err)
 		}
-		entry.Args = append(entry.Args, "--org", full)
+		entry.Args = append(entry.Args, "--org", inProject(full))
+		entry.UserArgs = append(entry.UserArgs, "--org", full)
+		entry.PolicyFiles = append(entry.PolicyFiles, inProject(full))
 	}
 	entry.Env = neededEnv(cfgPath)
 	codexHome := os.Getenv("CODEX_HOME")
@@ -147,6 +175,10 @@ func runConnect(_ context.Context, args []string, p connectParams, std stdio) er
 		}
 		for _, n := range ed.Notes {
 			fmt.Fprintf(std.out, "  note: %s\n", n)
+		}
+		if p.dryRun {
+			// The exact content it would write, as a change to the file.
+			std.out.Write(udiff.Unified(shown, shown, ed.Old, ed.New))
 		}
 	}
 	if p.dryRun {

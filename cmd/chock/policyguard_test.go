@@ -3,16 +3,19 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,5 +118,49 @@ func TestCompileRevisionIsTheContents(t *testing.T) {
 		if got := compileRev(c); got != want {
 			t.Errorf("%s: revision %s, want %s", c, got, want)
 		}
+	}
+}
+
+// TestConnectedServerStarts: the .mcp.json chock connect writes names the
+// policy relative to the project, and the server it names starts, as a
+// client starts it, with the project as its working directory.
+func TestConnectedServerStarts(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "chock.zon"), []byte(`.{ .policy = .{ .allow = .{ "exec.path.echo" } } }`), 0o644)
+	t.Chdir(dir)
+	t.Setenv("CHOCK_STATE_DIR", filepath.Join(dir, "state"))
+	var stderr strings.Builder
+	if code := run(context.Background(), []string{"connect", "claude-code"}, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr}); code != 0 {
+		t.Fatalf("connect: %d %s", code, stderr.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		MCPServers map[string]struct{ Args []string } `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	args := f.MCPServers["chock"].Args
+	if !slices.Equal(args, []string{"mcp", "serve", "--config", "chock.zon"}) || strings.Contains(string(raw), dir) {
+		t.Fatalf(".mcp.json names a machine's path or other arguments: %s", raw)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), asChockEnv+"=1")
+	c := mcp.NewClient(&mcp.Implementation{Name: "connect-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if text, isErr := call(t, cs, "exec", argv("echo", "started")); isErr || !strings.Contains(text, "started") {
+		t.Errorf("exec echo through the connected server = %q (error %v)", text, isErr)
 	}
 }

@@ -24,7 +24,17 @@ var Clients = []string{"claude-code", "codex", "cursor", "gemini"}
 type Entry struct {
 	Name    string // the server's name in the client ("chock")
 	Command string
-	Args    []string
+	// Args are the arguments as a file the project commits spells them:
+	// the policy's files relative to the project's folder, where the
+	// client starts the server.
+	Args []string
+	// UserArgs are the arguments as a user-wide file spells them (Codex's):
+	// the policy's files by absolute path. Empty means Args.
+	UserArgs []string
+	// PolicyFiles are the policy's files (chock.zon, the org files) relative
+	// to the project's folder: where the client's file can say so, its own
+	// edit tools are kept off them.
+	PolicyFiles []string
 	// Env are the variables chock mcp serve needs from the client's
 	// environment (the state and config folders, an env store's secrets),
 	// by name: a value is never written. A client that passes its whole
@@ -200,12 +210,26 @@ func claudeSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
 			return nil, nil, nil, err
 		}
 		var changes []string
-		change, err := gains(o, "permissions", "deny", []string{"Bash", "WebFetch"}, "the agent's shell and web fetch go through chock's exec and fetch_url")
-		if err != nil {
-			return nil, nil, nil, err
+		var files []string
+		for _, f := range append(append([]string(nil), e.PolicyFiles...), ".mcp.json", ".claude/**") {
+			files = append(files, "Edit("+f+")", "Write("+f+")")
 		}
-		if change != "" {
-			changes = append(changes, change)
+		for _, g := range []struct {
+			key   string
+			names []string
+			why   string
+		}{
+			{"deny", []string{"Bash", "WebFetch", "WebSearch"}, "the agent's shell, web fetch and web search go through chock's exec and fetch_url"},
+			{"deny", files, "the client's own edit tools cannot change the policy, the server entry or the client's settings (chock mcp serve also holds any edit of the policy that widens it)"},
+			{"allow", []string{"mcp__" + e.Name}, "chock decides every call of its tools, so Claude Code does not ask again"},
+		} {
+			change, err := gains(o, "permissions", g.key, g.names, g.why)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if change != "" {
+				changes = append(changes, change)
+			}
 		}
 		added, err := addStrings(o, "enabledMcpjsonServers", []string{e.Name})
 		if err != nil {
@@ -252,6 +276,9 @@ func geminiSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
 		entry := &object{vals: map[string]json.RawMessage{}}
 		entry.set("command", e.Command)
 		entry.set("args", e.Args)
+		// chock decides every call of its tools: Gemini CLI need not
+		// confirm them again.
+		entry.set("trust", true)
 		if len(e.Env) > 0 {
 			env := &object{vals: map[string]json.RawMessage{}}
 			for _, n := range e.Env {
@@ -263,15 +290,16 @@ func geminiSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		change, err := gains(o, "tools", "exclude", []string{"run_shell_command", "web_fetch"}, "the agent's shell and web fetch go through chock's exec and fetch_url")
+		change, err := gains(o, "tools", "exclude", []string{"run_shell_command", "web_fetch", "google_web_search"}, "the agent's shell, web fetch and web search go through chock's exec and fetch_url")
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		if change != "" {
 			changes = append(changes, change)
 		}
+		notes := []string{"Gemini CLI's settings have no rule that keeps its own write_file and replace off named files: chock mcp serve holding any edit of the policy that widens it (policy.held) is what still holds"}
 		out, err := o.render()
-		return out, changes, nil, err
+		return out, changes, notes, err
 	}
 }
 
@@ -295,9 +323,16 @@ func codexConfig(e Entry) func([]byte) ([]byte, []string, []string, error) {
 				others[t.path[1]] = true
 			}
 		}
+		args := e.UserArgs
+		if len(args) == 0 {
+			args = e.Args
+		}
 		body := []string{
 			"command = " + tomlString(e.Command),
-			"args = " + tomlList(e.Args),
+			"args = " + tomlList(args),
+			// chock decides every call of its tools: Codex asks before
+			// every MCP call otherwise.
+			`default_tools_approval_mode = "approve"`,
 		}
 		if len(e.Env) > 0 {
 			body = append(body, "env_vars = "+tomlList(e.Env))
@@ -312,7 +347,9 @@ func codexConfig(e Entry) func([]byte) ([]byte, []string, []string, error) {
 			if had {
 				verb = "replaced"
 			}
-			changes = append(changes, fmt.Sprintf("server %s %s: %s%s", e.Name, verb, e.commandLine(), kept(len(others))))
+			user := e
+			user.Args = args
+			changes = append(changes, fmt.Sprintf("server %s %s: %s%s", e.Name, verb, user.commandLine(), kept(len(others))))
 		}
 		before = d.String()
 		if err := d.setKey([]string{"features", "shell_tool"}, "false"); err != nil {
@@ -324,7 +361,8 @@ func codexConfig(e Entry) func([]byte) ([]byte, []string, []string, error) {
 		if d.String() != before {
 			changes = append(changes, `Codex's own shell tool and web search turned off (features.shell_tool = false, web_search = "disabled"): the agent's reach goes through chock's exec and fetch_url`)
 		}
-		notes := []string{"this is Codex's user-wide configuration: every Codex session starts this project's gateway"}
+		notes := []string{"this is Codex's user-wide configuration: every Codex session starts this project's gateway",
+			"Codex's configuration has no rule that keeps its own apply_patch off named files: chock mcp serve holding any edit of the policy that widens it (policy.held) is what still holds"}
 		return []byte(d.String()), changes, notes, nil
 	}
 }

@@ -25,6 +25,7 @@ func codex(t *testing.T, src string) (string, error) {
 const chockTable = `[mcp_servers.chock]
 command = "chock"
 args = ["mcp", "serve", "--config", "/p/chock.zon"]
+default_tools_approval_mode = "approve"
 env_vars = ["CHOCK_STATE_DIR"]`
 
 func TestCodexEdits(t *testing.T) {
