@@ -43,11 +43,12 @@ var (
 	NixBuild   = &Namespace{Form: "nix.build", Start: true, Doc: "A Nix build of the session's environment, decided when the session starts."}
 	ModelPick  = &Namespace{Form: "model.select", Start: true, Doc: "The agent's choice of model, decided when the session starts."}
 	Plugin     = &Namespace{Form: "plugin.<name>", Doc: "A plugin of the harness; a plugin is given no secrets."}
+	ClientTool = &Namespace{Form: "client.<client>.tool.<tool>", Doc: "A tool of an agent client's own that chock hook has no other meaning for (claude-code, codex or gemini): a rule naming it decides it, and otherwise it is asked."}
 )
 
 // Namespaces is every namespace chock knows, in the order the docs list
 // them.
-var Namespaces = prepared(ExecPath, MCPHostNS, MCPToolNS, MCPNetwork, SecretUse, NetFetch, NixBuild, ModelPick, Plugin)
+var Namespaces = prepared(ExecPath, MCPHostNS, MCPToolNS, MCPNetwork, SecretUse, NetFetch, NixBuild, ModelPick, Plugin, ClientTool)
 
 // parts are what may fill a placeholder: the noun an error names it by
 // and how a value is written as segments (nil: as it is).
@@ -61,6 +62,7 @@ var parts = map[string]struct {
 	"tool":    {"tool name", nil},
 	"NAME":    {"secret name", nil},
 	"name":    {"name", nil},
+	"client":  {"client name", nil},
 }
 
 // prepared parses each namespace's form into its pattern and placeholders.

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -73,6 +74,25 @@ func Create(dir, id string, set *redact.Set) (*Log, error) {
 	}
 	p := filepath.Join(dir, id+".jsonl")
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{f: f, w: bufio.NewWriter(f), redact: set, now: time.Now, Path: p}, nil
+}
+
+// Append opens the log of session id in dir (created 0700) to append to
+// it, making it when it is not there: for a session whose events come
+// from several processes (chock hook, once per tool call). A link is
+// refused.
+func Append(dir, id string, set *redact.Set) (*Log, error) {
+	if strings.ContainsAny(id, `/\`) || id == "" || id == "." || id == ".." || strings.HasPrefix(id, ".") {
+		return nil, fmt.Errorf("invalid session id %q", id)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(dir, id+".jsonl")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/runtime/hook"
+	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/spf13/cobra"
+)
+
+// hookParams are the flags of chock hook.
+type hookParams struct {
+	pf policyFlags
+}
+
+// newHookCmd is `chock hook CLIENT`: a client's pre-tool hook.
+func newHookCmd(std stdio) *cobra.Command {
+	var p hookParams
+	c := &cobra.Command{
+		Use:   "hook claude-code|codex|gemini [--config FILE] [--org FILE]... [--bundle FILE]...",
+		Short: "decide a client's own tool call, as its pre-tool hook",
+		Long: `hook reads a client's pre-tool hook event on standard input (Claude
+Code's and Codex's PreToolUse, Gemini CLI's BeforeTool), decides the tool
+call under the policy and answers in the client's own format, with the
+deciding rule and its file:line:col as the reason (never how to change the
+policy). A shell command (Claude Code's Bash, Codex's shell, Gemini CLI's
+run_shell_command) is read as bash reads it: every program it would run,
+anywhere in it (lists, pipelines, subshells, $(...), backticks, process
+substitution, sh -c with a literal script, and what env, timeout, nice,
+nohup, time, command, exec, xargs, find -exec, sudo, doas, stdbuf,
+setsid, flock and watch run), is decided as exec.path.NAME, and the
+strictest decision wins. What the text cannot tell (a command name from
+a variable or a substitution, eval, source, a function or alias defined
+in it, a shell reading its input, a redirection to a file) is asked. A
+fetch tool is net.fetch.HOST; mcp__S__T is mcp.S.tool.T; any other tool
+is client.CLIENT.tool.NAME, decided by a rule naming it and otherwise
+asked. Codex takes no ask from a hook and Gemini CLI's hook cannot ask, so
+for them an ask is refused, saying what asked.
+
+It fails closed: an event it cannot read, a policy it cannot load, any
+error or panic is a deny in the client's format and exit 2, which every
+client reads as a block. It never reads a terminal. Each decision goes to
+the session log of that client session (hook-CLIENT-SESSION.jsonl).`,
+		Args:      exactArgs(1),
+		ValidArgs: hook.Clients,
+		RunE:      paramsRunE(&p, runHook, std),
+	}
+	p.pf.add(c.Flags())
+	return c
+}
+
+func (p *hookParams) validate(args []string) error {
+	if !slices.Contains(hook.Clients, args[0]) {
+		return failedf(exitUsage, "unknown client %q (want %s)", args[0], strings.Join(hook.Clients, ", "))
+	}
+	return nil
+}
+
+// hookDecide is hook.Decide; a test makes it panic.
+var hookDecide = hook.Decide
+
+// runHook answers one hook event; whatever goes wrong is a deny.
+func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err error) {
+	client := args[0]
+	answer := func(a hook.Answer) error {
+		std.raw.Write(a.Stdout)
+		std.err.Write(a.Stderr)
+		return reported(a.Code)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = answer(hook.Fail(client, fmt.Errorf("chock failed inside (%v)", r)))
+		}
+	}()
+	ev, err := hook.ReadEvent(client, std.in)
+	if err != nil {
+		return answer(hook.Fail(client, err))
+	}
+	quiet := std
+	var lintOut strings.Builder
+	quiet.err = &lintOut
+	pol, err := p.pf.load(ctx, quiet)
+	if err != nil {
+		why := err.Error()
+		if lintOut.Len() > 0 {
+			why = strings.TrimSpace(lintOut.String())
+		}
+		return answer(hook.Fail(client, errors.New("no policy: "+why)))
+	}
+	decide := func(ctx context.Context, a string) (*eval.Decision, error) {
+		return pol.Engine.Decide(ctx, a, config.Loop)
+	}
+	v, err := hookDecide(ctx, decide, hook.Call{Client: client, Tool: ev.ToolName, Input: ev.ToolInput})
+	if err != nil {
+		return answer(hook.Fail(client, err))
+	}
+	if err := logHook(client, ev, v, pol.Engine.Revision()); err != nil {
+		return answer(hook.Fail(client, fmt.Errorf("the session log: %w", err)))
+	}
+	return answer(hook.Respond(client, v))
+}
+
+// logHook appends the decision to the log of the client's session.
+func logHook(client string, ev *hook.Event, v hook.Verdict, revision string) error {
+	dir, err := sessionlog.DefaultDir()
+	if err != nil {
+		return err
+	}
+	// The client's session id names the log: as it is when it is a plain
+	// name, by its digest otherwise (it is the client's text, not ours).
+	sid := ev.SessionID
+	if sid == "" || len(sid) > 128 || strings.Trim(sid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+		sum := sha256.Sum256([]byte(sid))
+		sid = hex.EncodeToString(sum[:8])
+	}
+	id := "hook-" + client + "-" + sid
+	l, err := sessionlog.Append(dir, id, nil)
+	if err != nil {
+		return err
+	}
+	err = l.Event("hook.decision", true, sessionlog.F("client", client), sessionlog.F("tool", ev.ToolName),
+		sessionlog.F("actions", v.Actions), sessionlog.F("decision", v.Decision.String()), sessionlog.F("reason", v.Reason),
+		sessionlog.F("policy", revision))
+	return errors.Join(err, l.Close())
+}

@@ -1,0 +1,219 @@
+package hook
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+)
+
+// Verdict is what a tool call comes to under the policy: the strictest
+// decision over everything it would do, and why, naming the deciding
+// rule with its file:line:col (never the edit that would permit it).
+type Verdict struct {
+	Decision config.Decision
+	// Actions are the actions decided, in order.
+	Actions []string
+	// Reason is the deciding action and rule, or what chock could not
+	// read, in one line.
+	Reason string
+}
+
+// Decider decides one action at loop phase.
+type Decider func(ctx context.Context, action string) (*eval.Decision, error)
+
+// Call is one tool call of a client, as the hook event gives it.
+type Call struct {
+	Client string // claude-code, codex or gemini
+	Tool   string
+	// Input is the tool's arguments.
+	Input map[string]any
+}
+
+// strictness orders decisions, most permissive first.
+func stricter(a, b config.Decision) bool {
+	rank := map[config.Decision]int{config.Allow: 0, config.Ask: 1, config.Deny: 2}
+	return rank[a] > rank[b]
+}
+
+// verdictOf folds one decided action into v.
+func (v *Verdict) add(d *eval.Decision) {
+	v.Actions = append(v.Actions, d.Action)
+	if len(v.Actions) == 1 || stricter(d.Decision, v.Decision) {
+		v.Decision = d.Decision
+		v.Reason = reason(d)
+	}
+}
+
+// ask folds something chock cannot decide into v: it is asked.
+func (v *Verdict) ask(why string) {
+	if len(v.Actions) == 0 && v.Reason == "" || stricter(config.Ask, v.Decision) {
+		v.Decision = config.Ask
+		v.Reason = "chock cannot decide it from the text: " + why
+	}
+}
+
+// reason words a decision for the client and the model: the action, the
+// decision, the deciding rule with its position and its why.
+func reason(d *eval.Decision) string {
+	s := fmt.Sprintf("chock: %s is %s", d.Action, eval.Describe(d))
+	if l := d.Decider(); l != nil && l.Rule != nil && l.Rule.Why != "" {
+		s += " (why: " + l.Rule.Why + ")"
+	}
+	return s
+}
+
+// Decide decides call under the policy decide asks.
+func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
+	var v Verdict
+	one := func(act string) error {
+		d, err := decide(ctx, act)
+		if err != nil {
+			return err
+		}
+		v.add(d)
+		return nil
+	}
+	switch kind, field := toolKind(c.Client, c.Tool); kind {
+	case shellTool:
+		text, ok := commandText(c.Input[field])
+		if !ok {
+			v.ask(fmt.Sprintf("%s without a command text chock can read", c.Tool))
+			return v, nil
+		}
+		sh := ParseShell(text)
+		for _, p := range sh.Programs {
+			act, err := action.Exec(p)
+			if err != nil {
+				v.ask(err.Error())
+				continue
+			}
+			if err := one(act); err != nil {
+				return v, err
+			}
+		}
+		for _, w := range sh.Writes {
+			v.ask(fmt.Sprintf("it writes the file %q (a redirection)", w))
+		}
+		for _, u := range sh.Unknown {
+			v.ask(u)
+		}
+		if len(sh.Programs) == 0 && len(sh.Unknown) == 0 && len(sh.Writes) == 0 {
+			v.Decision, v.Reason = config.Allow, "chock: the command runs no program"
+		}
+	case fetchTool:
+		raw, _ := c.Input[field].(string)
+		if _, err := url.Parse(raw); err != nil || raw == "" {
+			v.ask("a fetch without a URL chock can read")
+			return v, nil
+		}
+		act, err := action.Fetch(raw)
+		if err != nil {
+			v.ask(err.Error())
+			return v, nil
+		}
+		if err := one(act); err != nil {
+			return v, err
+		}
+	case mcpTool:
+		server, tool := splitMCP(c.Tool)
+		act, err := action.MCPTool(server, tool)
+		if err != nil {
+			v.ask(err.Error())
+			return v, nil
+		}
+		if err := one(act); err != nil {
+			return v, err
+		}
+	default:
+		// A tool chock has no meaning for (the client's file tools among
+		// them, until files are actions): a rule naming it decides, and
+		// otherwise it is asked.
+		act, err := action.ClientTool.Build(c.Client, c.Tool)
+		if err != nil {
+			v.ask(err.Error())
+			return v, nil
+		}
+		d, err := decide(ctx, act)
+		if err != nil {
+			return v, err
+		}
+		if l := d.Decider(); l != nil && l.Rule != nil {
+			v.add(d)
+			return v, nil
+		}
+		v.Actions = append(v.Actions, act)
+		v.Decision = config.Ask
+		v.Reason = fmt.Sprintf("chock: no rule decides %s (a tool of the client's own that chock does not read), so it is asked", act)
+	}
+	return v, nil
+}
+
+type kind int
+
+const (
+	otherTool kind = iota
+	shellTool
+	fetchTool
+	mcpTool
+)
+
+// tools are the clients' own tools chock reads, and the input field that
+// holds what it reads.
+var tools = map[string]map[string]struct {
+	kind  kind
+	field string
+}{
+	"claude-code": {"Bash": {shellTool, "command"}, "WebFetch": {fetchTool, "url"}},
+	"codex":       {"shell": {shellTool, "command"}, "exec_command": {shellTool, "cmd"}, "local_shell": {shellTool, "command"}, "Bash": {shellTool, "command"}},
+	"gemini":      {"run_shell_command": {shellTool, "command"}, "web_fetch": {fetchTool, "url"}},
+}
+
+func toolKind(client, tool string) (kind, string) {
+	if t, ok := tools[client][tool]; ok {
+		return t.kind, t.field
+	}
+	if strings.HasPrefix(tool, "mcp__") && strings.Count(tool, "__") >= 2 {
+		return mcpTool, ""
+	}
+	return otherTool, ""
+}
+
+// splitMCP reads mcp__SERVER__TOOL.
+func splitMCP(name string) (server, tool string) {
+	rest := strings.TrimPrefix(name, "mcp__")
+	i := strings.Index(rest, "__")
+	return rest[:i], rest[i+2:]
+}
+
+// commandText is a shell tool's command: a string, or an argv list (Codex)
+// written as a shell line.
+func commandText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, x != ""
+	case []any:
+		var words []string
+		for _, w := range x {
+			s, ok := w.(string)
+			if !ok {
+				return "", false
+			}
+			words = append(words, syntaxQuote(s))
+		}
+		return strings.Join(words, " "), len(words) > 0
+	}
+	return "", false
+}
+
+// syntaxQuote quotes one argv word for a shell line.
+func syntaxQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

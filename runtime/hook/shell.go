@@ -1,0 +1,400 @@
+// Package hook decides a client's own tool calls (Claude Code's Bash and
+// Edit, Codex's shell, Gemini CLI's run_shell_command) under the policy,
+// for chock hook: what each tool call means as chock actions, and the
+// answer in each client's own hook format. A shell command is read as
+// bash reads it (mvdan.cc/sh/v3/syntax) and every program it would run,
+// anywhere in it, is decided; what the text cannot tell is asked.
+package hook
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Shell is what a shell text runs, as far as the text says.
+type Shell struct {
+	// Programs are the argv[0] of every simple command it would run, the
+	// wrappers (env, xargs, find -exec, sh -c …) and what they run alike,
+	// in the order they appear.
+	Programs []string
+	// Writes are the files a redirection writes.
+	Writes []string
+	// Unknown says, one line each, what chock cannot decide from the text
+	// (a command name from a variable, eval, a function defined in it, a
+	// shell reading a script from its input or a file).
+	Unknown []string
+
+	funcs map[string]bool // functions the text defines
+}
+
+// builtinWrappers are bash builtins that run their arguments: what they
+// run is decided, they are not programs themselves.
+var builtinWrappers = map[string]bool{"exec": true, "command": true, "builtin": true}
+
+// builtins are bash builtins that run no program: deciding them as
+// programs would refuse cd.
+var builtins = map[string]bool{
+	"cd": true, "export": true, "set": true, "unset": true, "read": true, "local": true, "declare": true,
+	"typeset": true, "readonly": true, "shift": true, "return": true, "exit": true, "break": true,
+	"continue": true, "pushd": true, "popd": true, "dirs": true, "umask": true, "wait": true, "jobs": true,
+	"fg": true, "bg": true, "getopts": true, "hash": true, "type": true, "shopt": true, "let": true,
+	":": true, "test": true, "[": true, "disown": true, "suspend": true, "ulimit": true, "times": true,
+}
+
+// maxDepth bounds sh -c inside sh -c.
+const maxDepth = 8
+
+// ParseShell reads text as bash would and lists what it runs.
+func ParseShell(text string) Shell {
+	var s Shell
+	s.parse(text, 0)
+	return s
+}
+
+func (s *Shell) unknown(format string, args ...any) {
+	s.Unknown = append(s.Unknown, fmt.Sprintf(format, args...))
+}
+
+func (s *Shell) parse(text string, depth int) {
+	if depth > maxDepth {
+		s.unknown("shell texts nested more than %d deep", maxDepth)
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		s.unknown("the text does not parse as bash: %v", err)
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			if s.funcs == nil {
+				s.funcs = map[string]bool{}
+			}
+			s.funcs[fd.Name.Value] = true
+		}
+		return true
+	})
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			s.call(n, depth)
+		case *syntax.FuncDecl:
+			s.unknown("a function is defined in the text, so what a name runs is not the program of that name")
+		case *syntax.Redirect:
+			s.redirect(n)
+		case *syntax.CoprocClause:
+			s.unknown("a coprocess")
+		}
+		return true
+	})
+}
+
+// literal is w's value when the text fixes it (literals and quotes only,
+// no expansion), and whether it does.
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescape(p.Value, false))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false // $'…' escapes: not worth reading as the shell would
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(unescape(l.Value, true))
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unescape takes away the backslashes the shell takes away: every one
+// outside quotes, and inside double quotes those before $ ` " \ and a
+// line end.
+func unescape(s string, dquoted bool) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			next := s[i+1]
+			switch {
+			case next == '\n':
+				i++
+				continue
+			case !dquoted || strings.IndexByte("$`\"\\", next) >= 0:
+				b.WriteByte(next)
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func (s *Shell) redirect(r *syntax.Redirect) {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
+	case syntax.DplOut:
+		if w, ok := literal(r.Word); ok && (w == "-" || strings.Trim(w, "0123456789") == "") {
+			return // 2>&1, >&-: a descriptor, not a file
+		}
+	default:
+		return
+	}
+	w, ok := literal(r.Word)
+	switch {
+	case !ok:
+		s.unknown("a redirection to a file named by an expansion")
+	case w == "/dev/null" || w == "/dev/stdout" || w == "/dev/stderr":
+	default:
+		s.Writes = append(s.Writes, w)
+	}
+}
+
+// call lists the program a simple command runs, and what a wrapper runs.
+func (s *Shell) call(c *syntax.CallExpr, depth int) {
+	if len(c.Args) == 0 {
+		return // assignments only; their substitutions are walked
+	}
+	argv := make([]string, len(c.Args))
+	fixed := make([]bool, len(c.Args))
+	for i, w := range c.Args {
+		argv[i], fixed[i] = literal(w)
+	}
+	s.argv(argv, fixed, depth)
+}
+
+// argv lists argv[0] and, for a wrapper, what it runs.
+func (s *Shell) argv(argv []string, fixed []bool, depth int) {
+	if len(argv) == 0 {
+		return
+	}
+	if !fixed[0] {
+		s.unknown("a command name from a variable or a substitution")
+		return
+	}
+	name := argv[0]
+	if name == "" || strings.ContainsAny(name, "*?[{") {
+		s.unknown("a command name %q that the shell would expand", name)
+		return
+	}
+	base := path.Base(name)
+	switch {
+	case name == "eval" || name == "source" || name == "." || name == "alias" || name == "trap" || name == "fc":
+		s.unknown("%s runs text chock cannot read", name)
+		return
+	case s.funcs[name]:
+		return // a function the text defines: asked already
+	case builtins[name]:
+		return // a builtin that runs no program
+	}
+	if !builtinWrappers[name] {
+		s.Programs = append(s.Programs, name)
+	}
+	switch base {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash":
+		s.shell(base, argv[1:], fixed[1:], depth)
+		return
+	case "find":
+		s.find(argv[1:], fixed[1:], depth)
+		return
+	case "busybox":
+		s.argv(argv[1:], fixed[1:], depth)
+		return
+	case "watch":
+		i := skipOptions(argv, fixed, 1, wrapperOf["watch"])
+		if i < len(argv) {
+			s.parseJoined(argv[i:], fixed[i:], depth)
+		}
+		return
+	case "flock":
+		s.flock(argv, fixed, depth)
+		return
+	}
+	w, ok := wrapperOf[base]
+	if !ok {
+		return
+	}
+	i := skipOptions(argv, fixed, 1, w)
+	if w.shellOpt != "" {
+		for j := 1; j < i; j++ {
+			if argv[j] == w.shellOpt || strings.HasPrefix(argv[j], w.shellOpt+"=") {
+				s.unknown("%s %s runs a command line chock cannot read", base, w.shellOpt)
+			}
+		}
+	}
+	i += w.positional
+	switch {
+	case i < len(argv):
+		s.argv(argv[i:], fixed[i:], depth)
+	case base == "xargs":
+		s.Programs = append(s.Programs, "echo")
+	case base == "sudo" || base == "doas":
+		s.unknown("%s with no command runs a shell", base)
+	}
+}
+
+// wrapper is a program that runs its argument as a command: which of its
+// options take a value, and how many arguments come before the command.
+type wrapper struct {
+	valued     string   // short options that take a value
+	long       []string // long options that take a value (without =)
+	positional int      // arguments before the command (timeout's DURATION)
+	assigns    bool     // NAME=VALUE arguments before the command (env)
+	shellOpt   string   // an option that takes a command line (env -S)
+}
+
+// wrapperOf are the wrappers chock reads through: the wrapper is decided,
+// and so is what it runs.
+var wrapperOf = map[string]wrapper{
+	"env":     {valued: "uCS", long: []string{"--unset", "--chdir", "--split-string"}, assigns: true, shellOpt: "-S"},
+	"timeout": {valued: "sk", long: []string{"--signal", "--kill-after"}, positional: 1},
+	"nice":    {valued: "n", long: []string{"--adjustment"}},
+	"nohup":   {},
+	"time":    {valued: "fo", long: []string{"--format", "--output"}},
+	"command": {},
+	"builtin": {},
+	"exec":    {valued: "a"},
+	"setsid":  {},
+	"stdbuf":  {valued: "ioe", long: []string{"--input", "--output", "--error"}},
+	"sudo":    {valued: "ugCDhprTU", long: []string{"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user"}},
+	"doas":    {valued: "uC"},
+	"xargs":   {valued: "ILnPdsaE", long: []string{"--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-chars", "--eof", "--replace", "--max-lines"}},
+	"watch":   {valued: "nqd", long: []string{"--interval"}},
+	"chrt":    {positional: 1},
+	"ionice":  {valued: "cnp", long: []string{"--class", "--classdata", "--pid"}},
+	"taskset": {positional: 1},
+}
+
+// skipOptions is the index of the first argument after i that is not an
+// option of w (or its value, or a NAME=VALUE where w takes those).
+func skipOptions(argv []string, fixed []bool, i int, w wrapper) int {
+	for i < len(argv) {
+		a := argv[i]
+		switch {
+		case !fixed[i]:
+			return i
+		case a == "--":
+			return i + 1
+		case w.assigns && strings.Contains(a, "=") && !strings.HasPrefix(a, "-"):
+			i++
+		case strings.HasPrefix(a, "--"):
+			i++
+			for _, l := range w.long {
+				if a == l {
+					i++ // its value follows
+				}
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			i++
+			// -n5 carries its value; -n takes the next argument.
+			if last := a[len(a)-1:]; strings.Contains(w.valued, last) && strings.Trim(a[1:], w.valued) == "" && len(a) >= 2 {
+				i++
+			}
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// shell reads a shell's arguments: -c SCRIPT is read as text; a shell
+// reading its script from a file or its input cannot be read.
+func (s *Shell) shell(name string, args []string, fixed []bool, depth int) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !fixed[i] {
+			s.unknown("%s with arguments from an expansion", name)
+			return
+		}
+		switch {
+		case a == "-c" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], "c"):
+			if i+1 >= len(args) {
+				s.unknown("%s -c with no command", name)
+				return
+			}
+			if !fixed[i+1] {
+				s.unknown("%s -c with a script from an expansion", name)
+				return
+			}
+			s.parse(args[i+1], depth+1)
+			return
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O":
+			i++ // the option's name
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+		default:
+			s.unknown("%s runs the script %q, which chock cannot read from the text", name, a)
+			return
+		}
+	}
+	s.unknown("%s reads its commands from its input", name)
+}
+
+// find lists what -exec, -execdir, -ok and -okdir run.
+func (s *Shell) find(args []string, fixed []bool, depth int) {
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && !(fixed[j] && (args[j] == ";" || args[j] == "+")) {
+				j++
+			}
+			s.argv(args[i+1:j], fixed[i+1:j], depth)
+			i = j
+		}
+	}
+}
+
+// flock runs flock [options] FILE COMMAND…, or -c COMMAND as a shell line.
+func (s *Shell) flock(argv []string, fixed []bool, depth int) {
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case !fixed[i]:
+			s.unknown("flock with arguments from an expansion")
+			return
+		case a == "-c" || a == "--command":
+			if i+1 < len(argv) && fixed[i+1] {
+				s.parse(argv[i+1], depth+1)
+			} else {
+				s.unknown("flock -c with a command from an expansion")
+			}
+			return
+		case a == "-w" || a == "--timeout" || a == "-E" || a == "--conflict-exit-code":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			// the lock file, then the command
+			if i+1 < len(argv) {
+				s.argv(argv[i+1:], fixed[i+1:], depth)
+			}
+			return
+		}
+	}
+}
+
+// parseJoined reads arguments a program joins into one shell line (watch).
+func (s *Shell) parseJoined(args []string, fixed []bool, depth int) {
+	for _, f := range fixed {
+		if !f {
+			s.unknown("a command line from an expansion")
+			return
+		}
+	}
+	s.parse(strings.Join(args, " "), depth+1)
+}
