@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -18,7 +19,8 @@ import (
 
 // hookParams are the flags of chock hook.
 type hookParams struct {
-	pf policyFlags
+	pf      policyFlags
+	sandbox bool
 }
 
 // newHookCmd is `chock hook CLIENT`: a client's pre-tool hook.
@@ -54,12 +56,16 @@ the session log of that client session (hook-CLIENT-SESSION.jsonl).`,
 		RunE:      paramsRunE(&p, runHook, std),
 	}
 	p.pf.add(c.Flags())
+	c.Flags().BoolVar(&p.sandbox, "sandbox", false, "answer an allowed shell command by rewriting it to run under chock exec, so the kernel enforces what the text could not show (claude-code and gemini)")
 	return c
 }
 
 func (p *hookParams) validate(args []string) error {
 	if !slices.Contains(hook.Clients, args[0]) {
 		return failedf(exitUsage, "unknown client %q (want %s)", args[0], strings.Join(hook.Clients, ", "))
+	}
+	if p.sandbox && !slices.Contains(hook.SandboxClients, args[0]) {
+		return failedf(exitUsage, "--sandbox rewrites a tool's input, which %s's hook cannot (it works for %s)", args[0], strings.Join(hook.SandboxClients, " and "))
 	}
 	return nil
 }
@@ -105,7 +111,45 @@ func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err e
 	if err := logHook(client, ev, v, pol.Engine.Revision()); err != nil {
 		return answer(hook.Fail(client, fmt.Errorf("the session log: %w", err)))
 	}
-	return answer(hook.Respond(client, v))
+	var update map[string]any
+	if p.sandbox {
+		prefix, err := p.execPrefix()
+		if err != nil {
+			return answer(hook.Fail(client, err))
+		}
+		update = hook.Sandboxed(client, ev, prefix)
+	}
+	return answer(hook.Respond(client, v, update))
+}
+
+// execPrefix is chock exec with this hook's policy flags, paths made
+// absolute (the client runs it in its own working directory).
+func (p *hookParams) execPrefix() ([]string, error) {
+	out := []string{selfCommand(), "exec"}
+	abs := func(flag, name string) error {
+		full, err := filepath.Abs(name)
+		if err != nil {
+			return err
+		}
+		out = append(out, flag, full)
+		return nil
+	}
+	if len(p.pf.bundles) == 0 {
+		if err := abs("--config", p.pf.config); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range p.pf.orgs {
+		if err := abs("--org", o); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range p.pf.bundles {
+		if err := abs("--bundle", b); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, "--"), nil
 }
 
 // logHook appends the decision to the log of the client's session.

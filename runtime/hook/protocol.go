@@ -72,14 +72,17 @@ type Answer struct {
 	Code           int
 }
 
-// Respond is client's answer to v.
-func Respond(client string, v Verdict) Answer {
+// Respond is client's answer to v; update, when not nil, is the tool
+// input an allowed call runs with instead (chock hook --sandbox).
+func Respond(client string, v Verdict, update map[string]any) Answer {
 	d, why := v.Decision, v.Reason
 	switch client {
 	case "claude-code":
-		return jsonAnswer(map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": "PreToolUse", "permissionDecision": d.String(), "permissionDecisionReason": why,
-		}}, 0)
+		out := map[string]any{"hookEventName": "PreToolUse", "permissionDecision": d.String(), "permissionDecisionReason": why}
+		if update != nil && d == config.Allow {
+			out["updatedInput"] = update
+		}
+		return jsonAnswer(map[string]any{"hookSpecificOutput": out}, 0)
 	case "codex":
 		if d == config.Allow {
 			return Answer{}
@@ -92,7 +95,11 @@ func Respond(client string, v Verdict) Answer {
 		}}, 0)
 	case "gemini":
 		if d == config.Allow {
-			return jsonAnswer(map[string]any{"decision": "allow", "reason": why}, 0)
+			out := map[string]any{"decision": "allow", "reason": why}
+			if update != nil {
+				out["hookSpecificOutput"] = map[string]any{"tool_input": update}
+			}
+			return jsonAnswer(out, 0)
 		}
 		if d == config.Ask {
 			why = "chock would ask, and nobody can be asked from a hook, so it is refused: " + why
@@ -124,4 +131,34 @@ func Fail(client string, err error) Answer {
 func jsonAnswer(v any, code int) Answer {
 	b, _ := json.Marshal(v)
 	return Answer{Stdout: append(b, '\n'), Code: code}
+}
+
+// SandboxClients are the clients whose hook can rewrite a tool's input,
+// so that chock hook --sandbox can run an allowed shell command under
+// chock exec: Claude Code (updatedInput) and Gemini CLI (tool_input, merged
+// over the model's). Codex's hook input for its shell tools is an argv the
+// hook would have to rebuild, which chock does not do: there --sandbox is
+// refused.
+var SandboxClients = []string{"claude-code", "gemini"}
+
+// Sandboxed is the input of ev's shell tool with its command run under
+// prefix (chock exec … --) by bash -c, or nil when ev is not a shell
+// tool chock reads.
+func Sandboxed(client string, ev *Event, prefix []string) map[string]any {
+	kind, field := toolKind(client, ev.ToolName)
+	text, ok := commandText(ev.ToolInput[field])
+	if kind != shellTool || !ok {
+		return nil
+	}
+	out := make(map[string]any, len(ev.ToolInput))
+	for k, v := range ev.ToolInput {
+		out[k] = v
+	}
+	words := make([]string, 0, len(prefix)+3)
+	for _, w := range prefix {
+		words = append(words, syntaxQuote(w))
+	}
+	words = append(words, "bash", "-c", syntaxQuote(text))
+	out[field] = strings.Join(words, " ")
+	return out
 }
