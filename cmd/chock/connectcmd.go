@@ -22,6 +22,7 @@ type connectParams struct {
 	configFile string
 	orgs       []string
 	dryRun     bool
+	hooks      bool
 }
 
 // newConnectCmd is `chock connect CLIENT`: it writes an agent client's MCP
@@ -29,7 +30,7 @@ type connectParams struct {
 func newConnectCmd(std stdio) *cobra.Command {
 	var p connectParams
 	c := &cobra.Command{
-		Use:   "connect claude-code|codex|cursor|gemini [--dry-run] [--config FILE] [--org FILE]...",
+		Use:   "connect claude-code|codex|cursor|gemini [--dry-run] [--hooks] [--config FILE] [--org FILE]...",
 		Short: "write an agent client's MCP configuration to start chock mcp serve",
 		Long: `connect writes the MCP configuration of an agent client so that it starts
 chock mcp serve with this project's policy (--config, default ./chock.zon,
@@ -59,6 +60,12 @@ unified diff against each file as it is, and writes nothing.
                variables it needs, and tools.exclude run_shell_command,
                web_fetch and google_web_search
 
+With --hooks, it writes chock hook as the client's pre-tool hook instead
+and keeps the client's own tools on: Claude Code's PreToolUse (with
+onFailure "block" and a 30 s timeout) and the Edit/Write denies of the
+policy's files in .claude/settings.json; Gemini CLI's BeforeTool in
+.gemini/settings.json.
+
 Where a client's file cannot keep its own edit tools off the policy
 (Codex, Gemini CLI, Cursor), the output says so: chock mcp serve holding
 any edit of the policy that widens it is what still holds.`,
@@ -69,6 +76,7 @@ any edit of the policy that widens it is what still holds.`,
 	addConfigFlag(c.Flags(), &p.configFile)
 	c.Flags().StringArrayVar(&p.orgs, "org", nil, "start the gateway with the org ceiling in `FILE` too; repeatable")
 	c.Flags().BoolVar(&p.dryRun, "dry-run", false, "print what would change, and write nothing")
+	c.Flags().BoolVar(&p.hooks, "hooks", false, "write chock hook as the client's pre-tool hook instead, the client's own tools kept on (claude-code and gemini)")
 	return c
 }
 
@@ -136,7 +144,18 @@ func runConnect(_ context.Context, args []string, p connectParams, std stdio) er
 		}
 		codexHome = filepath.Join(home, ".codex")
 	}
-	edits, err := clientconf.Plan(client, entry, clientconf.Places{Project: project, CodexHome: codexHome}, readIfThere)
+	places := clientconf.Places{Project: project, CodexHome: codexHome}
+	var edits []clientconf.Edit
+	if p.hooks {
+		// The hook runs in the project's folder, as the client does.
+		line := append([]string{selfCommand(), "hook", client}, entry.Args[2:]...)
+		edits, err = clientconf.PlanHooks(client, clientconf.Hook{Command: strings.Join(line, " "), PolicyFiles: entry.PolicyFiles}, places, readIfThere)
+		if err != nil {
+			return failed(exitUsage, err)
+		}
+	} else {
+		edits, err = clientconf.Plan(client, entry, places, readIfThere)
+	}
 	if err != nil {
 		return failed(exitFailed, err)
 	}

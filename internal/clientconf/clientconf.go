@@ -366,3 +366,112 @@ func codexConfig(e Entry) func([]byte) ([]byte, []string, []string, error) {
 		return []byte(d.String()), changes, notes, nil
 	}
 }
+
+// Hook is chock hook as a client is to run it before each of its own tool
+// calls: the command line, and the policy's files (relative to the
+// project) that the client's own edit tools are kept off where its file
+// can say so.
+type Hook struct {
+	Command     string
+	PolicyFiles []string
+}
+
+// HookClients are the clients whose hook chock connect --hooks can write.
+var HookClients = []string{"claude-code", "gemini"}
+
+// PlanHooks works out the edits that make client run h before each of its
+// own tool calls, its tools kept on: Claude Code's PreToolUse hook (with
+// onFailure "block", so a hook that cannot start, times out or fails
+// blocks the call) in .claude/settings.json, and Gemini CLI's BeforeTool
+// hook in .gemini/settings.json.
+func PlanHooks(client string, h Hook, at Places, read func(string) ([]byte, error)) ([]Edit, error) {
+	var sp spec
+	switch client {
+	case "claude-code":
+		sp = spec{path: filepath.Join(at.Project, ".claude", "settings.json"), edit: func(old []byte) ([]byte, []string, []string, error) {
+			o, err := parseObject(old)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			entry := map[string]any{"type": "command", "command": h.Command, "timeout": 30, "onFailure": "block"}
+			changes, err := addHook(o, "PreToolUse", "*", entry, h.Command)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			var files []string
+			for _, f := range append(append([]string(nil), h.PolicyFiles...), ".claude/**") {
+				files = append(files, "Edit("+f+")", "Write("+f+")")
+			}
+			change, err := gains(o, "permissions", "deny", files, "the client's own edit tools cannot change the policy or the client's settings, hook or not")
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if change != "" {
+				changes = append(changes, change)
+			}
+			out, err := o.render()
+			notes := []string{`onFailure "block" needs Claude Code 2.1.295 or later; an older one lets a call through when the hook cannot run`}
+			return out, changes, notes, err
+		}}
+	case "gemini":
+		sp = spec{path: filepath.Join(at.Project, ".gemini", "settings.json"), edit: func(old []byte) ([]byte, []string, []string, error) {
+			o, err := parseObject(old)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			entry := map[string]any{"type": "command", "command": h.Command, "timeout": 30000}
+			changes, err := addHook(o, "BeforeTool", ".*", entry, h.Command)
+			out, _ := o.render()
+			notes := []string{"Gemini CLI lets a call through when a hook exits with any code but 0 or 2, and chock hook exits with one of those; its settings cannot keep write_file and replace off named files"}
+			return out, changes, notes, err
+		}}
+	default:
+		return nil, fmt.Errorf("chock connect --hooks writes the hook of %s; for %s, run chock hook %s from the client's own hook configuration", strings.Join(HookClients, " and "), client, client)
+	}
+	old, err := read(sp.path)
+	if err != nil {
+		return nil, err
+	}
+	nb, changes, notes, err := sp.edit(old)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v; nothing written", sp.path, err)
+	}
+	ed := Edit{Path: sp.path, Old: old, New: nb, Notes: notes}
+	if ed.Changed() {
+		ed.Changes = changes
+	}
+	return []Edit{ed}, nil
+}
+
+// addHook adds, under hooks.EVENT, a matcher for every tool (matcher, in
+// the client's syntax) running entry,
+// unless a hook runs command there already.
+func addHook(o *object, event, matcher string, entry map[string]any, command string) ([]string, error) {
+	hooks, err := o.child("hooks")
+	if err != nil {
+		return nil, err
+	}
+	var list []any
+	if raw, ok := hooks.vals[event]; ok {
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, fmt.Errorf("hooks.%s is not a list chock connect can edit", event)
+		}
+	}
+	for _, m := range list {
+		mm, _ := m.(map[string]any)
+		hs, _ := mm["hooks"].([]any)
+		for _, x := range hs {
+			if xm, _ := x.(map[string]any); xm["command"] == command {
+				return nil, nil
+			}
+		}
+	}
+	list = append(list, map[string]any{"matcher": matcher, "hooks": []any{entry}})
+	if err := hooks.set(event, list); err != nil {
+		return nil, err
+	}
+	if err := o.set("hooks", hooks); err != nil {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("hooks.%s gains %s before every tool call: the client's own tools stay on, and chock decides each call", event, command)}, nil
+}
