@@ -89,6 +89,11 @@ func Plan(client string, e Entry, at Places, read func(string) ([]byte, error)) 
 	default:
 		return nil, fmt.Errorf("unknown client %q (want %s)", client, strings.Join(Clients, ", "))
 	}
+	return apply(specs, read)
+}
+
+// apply works out each spec's edit of the file as read gives it.
+func apply(specs []spec, read func(string) ([]byte, error)) ([]Edit, error) {
 	var out []Edit
 	for _, s := range specs {
 		old, err := read(s.path)
@@ -428,19 +433,7 @@ func PlanHooks(client string, h Hook, at Places, read func(string) ([]byte, erro
 	default:
 		return nil, fmt.Errorf("chock connect --hooks writes the hook of %s; for %s, run chock hook %s from the client's own hook configuration", strings.Join(HookClients, " and "), client, client)
 	}
-	old, err := read(sp.path)
-	if err != nil {
-		return nil, err
-	}
-	nb, changes, notes, err := sp.edit(old)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v; nothing written", sp.path, err)
-	}
-	ed := Edit{Path: sp.path, Old: old, New: nb, Notes: notes}
-	if ed.Changed() {
-		ed.Changes = changes
-	}
-	return []Edit{ed}, nil
+	return apply([]spec{sp}, read)
 }
 
 // addHook adds, under hooks.EVENT, a matcher for every tool (matcher, in

@@ -66,18 +66,7 @@ type Log struct {
 // Create makes the log of session id in dir (created 0700), refusing to
 // reuse a file. Strings in events are redacted with set.
 func Create(dir, id string, set *redact.Set) (*Log, error) {
-	if strings.ContainsAny(id, `/\`) || id == "" || id == "." || id == ".." {
-		return nil, fmt.Errorf("invalid session id %q", id)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	p := filepath.Join(dir, id+".jsonl")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	return &Log{f: f, w: bufio.NewWriter(f), redact: set, now: time.Now, Path: p}, nil
+	return open(dir, id, set, os.O_EXCL)
 }
 
 // Append opens the log of session id in dir (created 0700) to append to
@@ -85,14 +74,22 @@ func Create(dir, id string, set *redact.Set) (*Log, error) {
 // from several processes (chock hook, once per tool call). A link is
 // refused.
 func Append(dir, id string, set *redact.Set) (*Log, error) {
-	if strings.ContainsAny(id, `/\`) || id == "" || id == "." || id == ".." || strings.HasPrefix(id, ".") {
+	if strings.HasPrefix(id, ".") {
+		return nil, fmt.Errorf("invalid session id %q", id)
+	}
+	return open(dir, id, set, syscall.O_NOFOLLOW)
+}
+
+// open opens the log of session id in dir for appending, with flag.
+func open(dir, id string, set *redact.Set, flag int) (*Log, error) {
+	if strings.ContainsAny(id, `/\`) || id == "" || id == "." || id == ".." {
 		return nil, fmt.Errorf("invalid session id %q", id)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	p := filepath.Join(dir, id+".jsonl")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND|flag, 0o600)
 	if err != nil {
 		return nil, err
 	}
