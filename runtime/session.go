@@ -115,6 +115,9 @@ type Session struct {
 	// of chock's own binaries, the policy's files); writable are the only
 	// folders a call may write.
 	hidden, pinned, writable []string
+	// wd is the session's working directory: where a call that names no
+	// dir runs, and what a relative dir is taken from.
+	wd string
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -312,6 +315,7 @@ func (s *Session) guard(o Options) {
 	}
 	s.initID, _ = sandbox.Identify(s.initPath)
 	if wd, err := os.Getwd(); err == nil {
+		s.wd = wd
 		s.writable = append(s.writable, wd)
 	}
 	scratch := o.Scratch
