@@ -80,3 +80,53 @@ func TestRelativePathSeesTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreMadeDuringTheSessionIsHidden (issue 24, item 5): on a fresh
+// state and config directory the session log's folder is hidden from the
+// first call, and a store written during the session (`chock login` in
+// another terminal) is hidden from the next call.
+func TestStoreMadeDuringTheSessionIsHidden(t *testing.T) {
+	for _, m := range sandboxModes {
+		t.Run(m.name, func(t *testing.T) {
+			fresh := t.TempDir()
+			cfg, state := filepath.Join(fresh, "config", "chock"), filepath.Join(fresh, "state")
+			t.Setenv("CHOCK_CONFIG_DIR", cfg)
+			t.Setenv("CHOCK_STATE_DIR", state)
+			store, err := credstore.Open(config.StoreFile, credstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFixtureWith(t, attackPolicy, nil, nil, func(o *Options) {
+				o.Store = store
+				o.LogDir = ""
+				o.NoSandbox = m.noSandbox
+			})
+			for _, d := range []string{cfg, filepath.Join(state, "sessions")} {
+				if st, err := os.Stat(d); err != nil || st.Mode().Perm() != 0o700 {
+					t.Errorf("%s at session start: %v", d, err)
+				}
+			}
+			run := func(argv ...string) *Result {
+				t.Helper()
+				res, err := f.s.Run(context.Background(), &Call{Tool: "exec", Timeout: 20 * time.Second, Exec: &ExecRequest{Argv: argv}})
+				if err != nil {
+					t.Fatalf("%v: %v", argv, err)
+				}
+				return res
+			}
+			// The first call, and the log the session is writing.
+			res := run("cat", f.s.LogPath())
+			if read := strings.Contains(res.Stdout, "session.start"); read != m.noSandbox {
+				t.Errorf("the first call read the session log: %v, want %v (exit %d, stderr %q)", read, m.noSandbox, res.ExitCode, res.Stderr)
+			}
+			// chock login, from outside, during the session.
+			if err := store.Set(context.Background(), "GITHUB_TOKEN", values["GITHUB_TOKEN"]); err != nil {
+				t.Fatal(err)
+			}
+			res = run("python3", "-c", "print(open('"+filepath.Join(cfg, "credentials.json")+"').read().encode().hex())")
+			if read := strings.Contains(res.Stdout, hex.EncodeToString([]byte(values["GITHUB_TOKEN"]))); read != m.noSandbox {
+				t.Fatalf("the next call read the store written during the session: %v, want %v (exit %d, stderr %q)", read, m.noSandbox, res.ExitCode, res.Stderr)
+			}
+		})
+	}
+}
