@@ -164,7 +164,16 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	if err != nil {
 		return nil, nil, err
 	}
-	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: r.Dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
+	// The call's directory by an absolute path: the init enters it after
+	// its mounts, so a relative path cannot walk the original root mount.
+	dir := r.Dir
+	if dir == "" || !filepath.IsAbs(dir) {
+		if s.wd == "" {
+			return nil, nil, &RefusedError{Action: c.Action, Reason: "the session's working directory is unknown, so the call's directory cannot be entered inside the sandbox; the call was not run"}
+		}
+		dir = filepath.Join(s.wd, dir)
+	}
+	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
 		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
 	// What the kernel will let run, by identity: the log says what really
 	// happens (the ELF interpreter runs when exec'd by name, say), not only

@@ -115,6 +115,9 @@ type Session struct {
 	// of chock's own binaries, the policy's files); writable are the only
 	// folders a call may write.
 	hidden, pinned, writable []string
+	// wd is the session's working directory: where a call that names no
+	// dir runs, and what a relative dir is taken from.
+	wd string
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -171,7 +174,9 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	}
 	s := &Session{ID: newID(), opts: o, redact: &redact.Set{}, servers: map[string]*server{},
 		running: map[int]bool{}, files: map[string]bool{}, programs: programs, initPath: initPath(o.SandboxInit)}
-	s.guard(o)
+	if err := s.guard(o); err != nil {
+		return nil, err
+	}
 	l, err := sessionlog.Create(o.LogDir, s.ID, s.redact)
 	if err != nil {
 		return nil, fmt.Errorf("opening the session log: %w", err)
@@ -284,19 +289,32 @@ func (s *Session) secretFile(value string) (string, func(), error) {
 // guard works out what every sandbox hides and keeps read-only: the
 // session logs, the file store's folder, the store's own locations, and
 // the folders of chock and its init, so that no call can rewrite the
-// binary that makes the next call's sandbox.
-func (s *Session) guard(o Options) {
+// binary that makes the next call's sandbox. The folders of the logs and
+// of the file store are made (0700) when missing: one made later, by
+// `chock login` during the session or by the log itself, would not be
+// hidden.
+func (s *Session) guard(o Options) error {
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
-	var hidden []string
-	hidden = append(hidden, o.LogDir)
+	folders := []string{o.LogDir}
 	if d, err := credstore.DefaultConfigDir(); err == nil {
-		hidden = append(hidden, d)
+		folders = append(folders, d)
 	}
+	if f, ok := o.Store.(credstore.Foldered); ok {
+		folders = append(folders, f.Folder())
+	}
+	for _, d := range folders {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("making %s, which every call must have hidden: %w", d, err)
+		}
+	}
+	hidden := folders
 	if l, ok := o.Store.(credstore.Located); ok {
 		hidden = append(hidden, l.Locations()...)
 	}
+	seen := map[string]bool{}
 	for _, h := range hidden {
-		if exists(h) {
+		if !seen[h] && exists(h) {
+			seen[h] = true
 			s.hidden = append(s.hidden, h)
 		}
 	}
@@ -312,6 +330,7 @@ func (s *Session) guard(o Options) {
 	}
 	s.initID, _ = sandbox.Identify(s.initPath)
 	if wd, err := os.Getwd(); err == nil {
+		s.wd = wd
 		s.writable = append(s.writable, wd)
 	}
 	scratch := o.Scratch
@@ -321,6 +340,7 @@ func (s *Session) guard(o Options) {
 	s.writable = append(s.writable, scratch...)
 	s.writable = append(s.writable, o.Writable...)
 	s.writable = outermost(s.writable)
+	return nil
 }
 
 // outermost keeps of dirs those that exist, where they really are, and

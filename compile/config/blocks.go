@@ -304,7 +304,7 @@ var serverBlock = newBlock(&block[Server]{
 	codes: []string{CodeUnknownField, CodeWrongType, CodeMissingField, "server-command-and-url", "server-too-many", "server-no-tool-rule"},
 	fields: []fieldDef[Server]{
 		{
-			RefField: RefField{"name", "string", "", `"notion"`, "The server's name, letters, digits, _ and - only: its actions are mcp.NAME.*.", []string{"server-name", "server-duplicate", CodeWrongType}},
+			RefField: RefField{"name", "string", "", `"notion"`, "The server's name, letters, digits, _ and - only, no \"__\" (the separator of its tools' offered names): its actions are mcp.NAME.*.", []string{"server-name", "server-name-separator", "server-duplicate", CodeWrongType}},
 			need:     `.name = "notion"`,
 			decode:   text(".name", func(s *Server) *Text { return &s.Name }),
 		},

@@ -52,6 +52,7 @@ const (
 	CodeServerURLUserinfo    = "server-url-userinfo"
 	CodeServerURLLocal       = "server-url-local"
 	CodeServerName           = "server-name"
+	CodeServerNameSeparator  = "server-name-separator"
 	CodeServerDuplicate      = "server-duplicate"
 	CodeServerTooMany        = "server-too-many"
 	CodeServerEmptyCommand   = "server-empty-command"
@@ -112,6 +113,7 @@ var Catalog = []Check{
 	{CodeServerURLUserinfo, diag.Error, "servers", "A server .url with user information; credentials go in the secrets block.", `.url = "https://user:pw@mcp.example.com/"`},
 	{CodeServerURLLocal, diag.Error, "servers", "A server .url at localhost or a loopback, unspecified, cloud metadata, link-local or multicast address: refused at run time whatever the policy says (one rule, internal/netaddr, for lint and run time); run such a server as a command.", `.url = "https://127.0.0.1/mcp"`},
 	{CodeServerName, diag.Error, "servers", "A server name outside [A-Za-z0-9_-]+ (a dot would break the action namespace).", `.name = "my.server"`},
+	{CodeServerNameSeparator, diag.Error, "servers", "A server name holding \"__\", the separator of the names its tools are offered under (SERVER__TOOL): server a's tool b__c and server a__b's tool c would both be a__b__c.", `.name = "a__b"`},
 	{CodeServerDuplicate, diag.Error, "servers", "Two servers with the same name.", `two servers named "notion"`},
 	{CodeServerTooMany, diag.Error, "servers", "More servers than a session may have (action.MaxServers).", `nine .mcp_servers entries`},
 	{CodeServerEmptyCommand, diag.Error, "servers", "An empty .command, or an empty program name.", `.command = .{}`},

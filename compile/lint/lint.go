@@ -389,6 +389,11 @@ func (l *linter) misfit(span diag.Span, s *config.Secret, h config.Holder, targe
 	}
 }
 
+// toolSeparator joins a server's name and its tool's in the name the
+// gateway offers the tool under (runtime/gateway.Separator; the gateway's
+// TestCollidingToolNamesAreOfferedForNeither checks lint refuses it).
+const toolSeparator = "__"
+
 func (l *linter) servers(c *config.Config) {
 	byName := map[string]*config.Server{}
 	for i, s := range c.Servers {
@@ -396,6 +401,10 @@ func (l *linter) servers(c *config.Config) {
 		if !action.ValidServerName(name) {
 			l.add(s.Name.Span, CodeServerName, fmt.Sprintf("server name %q: %s", name, action.ServerNameRule),
 				"the name becomes part of mcp.<server>.*, so a dot would break the action namespace")
+		}
+		if strings.Contains(name, toolSeparator) {
+			l.add(s.Name.Span, CodeServerNameSeparator, fmt.Sprintf("server name %q holds %q, which joins a server's name and its tool's in the names tools are offered under", name, toolSeparator),
+				fmt.Sprintf("a tool name would mean two servers' tools (server a's tool b__c and server a__b's tool c are both a__b__c), and one so named is offered under neither; name it %q", strings.ReplaceAll(name, toolSeparator, "-")))
 		}
 		if prev, ok := byName[name]; ok {
 			l.add(s.Name.Span, CodeServerDuplicate, fmt.Sprintf("server %q is already configured at %s", name, at(prev.Span)), "")

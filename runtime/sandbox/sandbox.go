@@ -29,7 +29,9 @@ type Spec struct {
 	Path string   `json:"path"`
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
-	// Dir is the working directory ("" keeps chock's).
+	// Dir is the working directory, an absolute path ("" is the one the
+	// init was started in). The init enters it by this path after every
+	// mount, so relative paths resolve in the sandbox's file system.
 	Dir string `json:"dir,omitempty"`
 	// Writable are the only directories a call may write (the project,
 	// the temporary folders, what --writable adds): everything else is
