@@ -298,6 +298,11 @@ func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions
 	for _, l := range d.Layers {
 		name := layerName(l)
 		if l.Rule == nil {
+			if l.Layer == "org" && l.DefaultSpan == nil && l.Decision == config.Allow {
+				// An org with no default sets no ceiling where no rule of it matches.
+				fmt.Fprintf(w, "  %s: no rule matched and it has no default: it leaves the action to the project\n", line(name))
+				continue
+			}
 			at := ""
 			if l.DefaultSpan != nil {
 				at = " at " + line(l.DefaultSpan.String())
@@ -326,6 +331,10 @@ func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions
 	}
 	if d.CappedBy != nil {
 		fmt.Fprintf(w, "  capped by: %s\n", line(config.LayerSpelling("org", *d.CappedBy)))
+	} else if l := d.Decider(); l != nil && l.Layer == "org" {
+		// The project's default agrees with an org's rule: the rule is
+		// what decides, as the project cannot change it.
+		fmt.Fprintf(w, "  decided by: %s (its rule; the project's default agrees)\n", line(l.Spelling()))
 	}
 	if x.StartNote != "" {
 		fmt.Fprintf(w, "  at start: %s\n", line(x.StartNote))
