@@ -280,6 +280,9 @@ type TextOptions struct {
 	// Hint writes what would permit the action. A text the agent reads
 	// leaves it out: an agent is never told how to widen its own policy.
 	Hint bool
+	// Short writes each layer on one line: its .why on that line, no
+	// source excerpt.
+	Short bool
 }
 
 // WriteTextWith writes the explanation as WriteText does, with only what
@@ -290,9 +293,10 @@ func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions
 	if d.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", line(d.Error))
 	}
-	if o.Resolution {
+	switch {
+	case o.Resolution:
 		fmt.Fprintf(w, "\n  %s\n\n", Resolution)
-	} else {
+	case !o.Short:
 		fmt.Fprintln(w)
 	}
 	for _, l := range d.Layers {
@@ -308,6 +312,14 @@ func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions
 				at = " at " + line(l.DefaultSpan.String())
 			}
 			fmt.Fprintf(w, "  %s: %s (no rule matched: default%s)\n", line(name), l.Decision, at)
+			continue
+		}
+		if o.Short {
+			why := ""
+			if l.Rule.Why != "" {
+				why = " (why: " + line(l.Rule.Why) + ")"
+			}
+			fmt.Fprintf(w, "  %s: %s by %s at %s%s\n", line(name), l.Decision, line(strconv.Quote(l.Rule.Pattern)), line(l.Rule.Span.String()), why)
 			continue
 		}
 		fmt.Fprintf(w, "  %s: %s by %s at %s\n", line(name), l.Decision, line(strconv.Quote(l.Rule.Pattern)), line(l.Rule.Span.String()))

@@ -44,6 +44,9 @@ type TerminalAsker struct {
 	// up (its context ended): the next question takes its line, rather
 	// than starting a second read of the same terminal beside it.
 	pending chan termLine
+	// explained is set once a question has said the resolution rule: the
+	// questions after it leave it out.
+	explained bool
 }
 
 type termLine struct {
@@ -57,7 +60,8 @@ func (t *TerminalAsker) Ask(ctx context.Context, q Question) (bool, error) {
 		t.r = bufio.NewReader(t.In)
 	}
 	fmt.Fprintf(t.Out, "\nThe policy asks before %s:\n\n", q.Action)
-	q.Explanation.WriteText(t.Out, t.Sources)
+	q.Explanation.WriteTextWith(t.Out, t.Sources, eval.TextOptions{Resolution: !t.explained, Hint: true})
+	t.explained = true
 	fmt.Fprintf(t.Out, "\nAllow %s this once? [y/N] ", q.Action)
 	ch := t.pending
 	if ch == nil {
