@@ -79,7 +79,10 @@ type Decision struct {
 }
 
 // Decider returns the layer whose decision is the effective one: the org
-// that capped the result, or else the project layer.
+// that capped the result; else, when the project refused or asked by its
+// default, the first org that reaches the same decision by a rule (the
+// rule the project cannot change, where its default it can); else the
+// project layer. An org's allow permits nothing, so it never decides.
 func (d *Decision) Decider() *Layer {
 	if len(d.Layers) == 0 {
 		return nil
@@ -88,6 +91,13 @@ func (d *Decision) Decider() *Layer {
 		for i := range d.Layers {
 			if d.Layers[i].Layer == "org" && d.Layers[i].Name == *d.CappedBy {
 				return &d.Layers[i]
+			}
+		}
+	}
+	if p := &d.Layers[0]; p.Layer == "project" && p.Rule == nil && p.Decision != config.Allow {
+		for i := 1; i < len(d.Layers); i++ {
+			if l := &d.Layers[i]; l.Layer == "org" && l.Rule != nil && l.Decision == p.Decision {
+				return l
 			}
 		}
 	}

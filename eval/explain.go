@@ -280,6 +280,9 @@ type TextOptions struct {
 	// Hint writes what would permit the action. A text the agent reads
 	// leaves it out: an agent is never told how to widen its own policy.
 	Hint bool
+	// Short writes each layer on one line: its .why on that line, no
+	// source excerpt.
+	Short bool
 }
 
 // WriteTextWith writes the explanation as WriteText does, with only what
@@ -290,19 +293,33 @@ func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions
 	if d.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", line(d.Error))
 	}
-	if o.Resolution {
+	switch {
+	case o.Resolution:
 		fmt.Fprintf(w, "\n  %s\n\n", Resolution)
-	} else {
+	case !o.Short:
 		fmt.Fprintln(w)
 	}
 	for _, l := range d.Layers {
 		name := layerName(l)
 		if l.Rule == nil {
+			if l.Layer == "org" && l.DefaultSpan == nil && l.Decision == config.Allow {
+				// An org with no default sets no ceiling where no rule of it matches.
+				fmt.Fprintf(w, "  %s: no rule matched and it has no default: it leaves the action to the project\n", line(name))
+				continue
+			}
 			at := ""
 			if l.DefaultSpan != nil {
 				at = " at " + line(l.DefaultSpan.String())
 			}
 			fmt.Fprintf(w, "  %s: %s (no rule matched: default%s)\n", line(name), l.Decision, at)
+			continue
+		}
+		if o.Short {
+			why := ""
+			if l.Rule.Why != "" {
+				why = " (why: " + line(l.Rule.Why) + ")"
+			}
+			fmt.Fprintf(w, "  %s: %s by %s at %s%s\n", line(name), l.Decision, line(strconv.Quote(l.Rule.Pattern)), line(l.Rule.Span.String()), why)
 			continue
 		}
 		fmt.Fprintf(w, "  %s: %s by %s at %s\n", line(name), l.Decision, line(strconv.Quote(l.Rule.Pattern)), line(l.Rule.Span.String()))
@@ -326,6 +343,10 @@ func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions
 	}
 	if d.CappedBy != nil {
 		fmt.Fprintf(w, "  capped by: %s\n", line(config.LayerSpelling("org", *d.CappedBy)))
+	} else if l := d.Decider(); l != nil && l.Layer == "org" {
+		// The project's default agrees with an org's rule: the rule is
+		// what decides, as the project cannot change it.
+		fmt.Fprintf(w, "  decided by: %s (its rule; the project's default agrees)\n", line(l.Spelling()))
 	}
 	if x.StartNote != "" {
 		fmt.Fprintf(w, "  at start: %s\n", line(x.StartNote))

@@ -47,6 +47,9 @@ type TerminalAsker struct {
 	pending chan termLine
 	// mu puts one question at a time to the terminal.
 	mu sync.Mutex
+	// explained is set once a question has said the resolution rule: the
+	// questions after it leave it out.
+	explained bool
 }
 
 type termLine struct {
@@ -62,7 +65,8 @@ func (t *TerminalAsker) Ask(ctx context.Context, q Question) (bool, error) {
 		t.r = bufio.NewReader(t.In)
 	}
 	fmt.Fprintf(t.Out, "\nThe policy asks before %s:\n\n", q.Action)
-	q.Explanation.WriteText(t.Out, t.Sources)
+	q.Explanation.WriteTextWith(t.Out, t.Sources, eval.TextOptions{Resolution: !t.explained, Hint: true})
+	t.explained = true
 	fmt.Fprintf(t.Out, "\nAllow %s this once? [y/N] ", q.Action)
 	return t.answer(ctx)
 }

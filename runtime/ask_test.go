@@ -45,3 +45,23 @@ func TestTerminalAskerGivenUp(t *testing.T) {
 		t.Fatalf("the next question = %v, %v", ok, err)
 	}
 }
+
+// TestTerminalAskerSaysTheRuleOnce: the resolution rule is said with the
+// first question of a session only.
+func TestTerminalAskerSaysTheRuleOnce(t *testing.T) {
+	d := &eval.Decision{Action: "exec.path.ls", Decision: config.Ask, Layers: []eval.Layer{{Layer: "project", Name: "project", Decision: config.Ask}}}
+	q := Question{Action: "exec.path.ls", Explanation: eval.Explain(d, nil)}
+	var out strings.Builder
+	a := &TerminalAsker{In: strings.NewReader("n\nn\n"), Out: &out}
+	for range 2 {
+		if _, err := a.Ask(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(out.String(), eval.Resolution); n != 1 {
+		t.Errorf("the resolution rule is said %d times in two questions:\n%s", n, out.String())
+	}
+	if n := strings.Count(out.String(), "exec.path.ls at loop: ASK"); n != 2 {
+		t.Errorf("%d explanations in two questions", n)
+	}
+}

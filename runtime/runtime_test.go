@@ -150,15 +150,19 @@ func TestEnvSecretIsGivenAndRedacted(t *testing.T) {
 	var used []string
 	for _, ev := range evs {
 		if ev["kind"] == "secret.used" {
-			line := fmt.Sprintf(`{"kind":"secret.used","name":%q,"action":%q,"bind":%q,"variable":%q}`, ev["name"], ev["action"], ev["bind"], ev["variable"])
+			line := fmt.Sprintf(`{"kind":"secret.used","name":%q,"action":%q,"call":%q,"bind":%q,"variable":%q}`, ev["name"], ev["action"], ev["call"], ev["bind"], ev["variable"])
 			used = append(used, line)
-			if len(ev) != 5 {
-				t.Errorf("secret.used has other fields than the seed's: %v", ev)
+			// Stamped as every event is, and tied to its call.
+			if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ev["time"])); err != nil {
+				t.Errorf("secret.used has no time: %v", ev)
+			}
+			if len(ev) != 7 {
+				t.Errorf("secret.used has other fields than kind, time, name, action, call, bind, variable: %v", ev)
 			}
 		}
 	}
-	if len(used) != 3 || used[0] != `{"kind":"secret.used","name":"GITHUB_TOKEN","action":"exec.path.sh","bind":"env","variable":"GITHUB_TOKEN"}` ||
-		used[1] != `{"kind":"secret.used","name":"GCP_KEY","action":"exec.path.sh","bind":"file","variable":"GCP_FILE"}` {
+	if len(used) != 3 || used[0] != `{"kind":"secret.used","name":"GITHUB_TOKEN","action":"exec.path.sh","call":"c1","bind":"env","variable":"GITHUB_TOKEN"}` ||
+		used[1] != `{"kind":"secret.used","name":"GCP_KEY","action":"exec.path.sh","call":"c1","bind":"file","variable":"GCP_FILE"}` {
 		t.Errorf("secret.used events: %v", used)
 	}
 	assertNoLeak(t, f, res.Stdout, res.Stderr)

@@ -140,10 +140,16 @@ func header(sec eval.Secret, value string) (string, bool) {
 
 // give records a grant given: its value fills g's redaction slot (a
 // server's stays filled for the session, a call's is emptied when it
-// ends), and secret.used goes to the log.
+// ends), and secret.used goes to the log, stamped as every event is and
+// naming what took the secret: the call ("call":"c3"), or the server
+// ("server":"S") for a secret given when it starts.
 func (s *Session) give(g grantee, gr grant) error {
 	s.redact.Add(g.parent, gr.sec.Name, gr.value)
-	if err := s.log.Event("secret.used", false, sessionlog.F("name", gr.sec.Name), sessionlog.F("action", g.action),
+	taker := sessionlog.F("call", g.parent)
+	if g.server {
+		taker = sessionlog.F("server", g.target.Server)
+	}
+	if err := s.event("secret.used", sessionlog.F("name", gr.sec.Name), sessionlog.F("action", g.action), taker,
 		sessionlog.F("bind", gr.sec.Bind.String()), sessionlog.F("variable", gr.sec.As)); err != nil {
 		return fmt.Errorf("session log: %w", err)
 	}

@@ -108,7 +108,8 @@ func TestLocalServerUnderPolicy(t *testing.T) {
 		t.Fatalf("mcp.request events = %v", reqs)
 	}
 	used := events(t, f, "secret.used")
-	if len(used) != 1 || used[0]["action"] != "mcp.helper" || used[0]["variable"] != "GITHUB_TOKEN" || used[0]["bind"] != "env" {
+	if len(used) != 1 || used[0]["action"] != "mcp.helper" || used[0]["variable"] != "GITHUB_TOKEN" || used[0]["bind"] != "env" ||
+		used[0]["server"] != "helper" || used[0]["time"] == nil || used[0]["call"] != nil {
 		t.Fatalf("secret.used = %v", used)
 	}
 	started := events(t, f, "server.started")

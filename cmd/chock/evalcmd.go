@@ -349,17 +349,17 @@ func addPhaseFlag(c *cobra.Command, p *string) {
 	c.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]cobra.Completion{"start", "loop"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// evalLine is the one-line form of a decision:
-// ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL. Every part that comes
-// from the policy or a bundle (file names, patterns, org names, errors) is
-// shown on one line: a bundle from elsewhere cannot add a line.
-func evalLine(d *eval.Decision) string {
-	return safetext.Line(evalText(d))
-}
+// evalHeader names the columns of chock eval's table.
+var evalHeader = []string{"ACTION", "PHASE", "DECISION", "LAYER", "RULE", "AT"}
 
-func evalText(d *eval.Decision) string {
+// evalRow is a decision as a row of chock eval's table: ACTION PHASE
+// DECISION LAYER RULE FILE:LINE:COL, and for a malformed action "-" in
+// the last three and the error after them. The table shows every part
+// that comes from the policy or a bundle (file names, patterns, org
+// names, errors) on one line: a bundle from elsewhere cannot add a line.
+func evalRow(d *eval.Decision) []string {
 	if d.Error != "" {
-		return fmt.Sprintf("%s %s %s  - - -  (%s)", d.Action, d.Phase, d.Decision, d.Error)
+		return []string{d.Action, d.Phase.String(), d.Decision.String(), "-", "-", "-", "(" + d.Error + ")"}
 	}
 	l := d.Decider()
 	rule, pos := "default", "-"
@@ -369,7 +369,7 @@ func evalText(d *eval.Decision) string {
 	if at := l.Where(); at != nil {
 		pos = at.String()
 	}
-	return fmt.Sprintf("%s %s %s  %s %s %s", d.Action, d.Phase, d.Decision, l.Spelling(), rule, pos)
+	return []string{d.Action, d.Phase.String(), d.Decision.String(), l.Spelling(), rule, pos}
 }
 
 // newEvalCmd is `chock eval`.
@@ -381,9 +381,9 @@ func newEvalCmd(std stdio) *cobra.Command {
 		Long: `eval decides each ACTION, then each action of the --actions file (one a
 line; blank lines and lines starting with # skipped; - reads standard
 input), under the policy (--config and --org, or a compiled --bundle) and
-prints one line per action,
+prints a table, a header and one row per action, its columns aligned:
 
-    ACTION PHASE DECISION  LAYER RULE FILE:LINE:COL
+    ACTION  PHASE  DECISION  LAYER  RULE  AT (FILE:LINE:COL)
 
 or with --json the decision objects, one a line. A malformed action is a
 usage error (exit 2), one in the file reported as FILE:LINE; with
@@ -429,6 +429,12 @@ func runEval(ctx context.Context, args []string, p evalParams, std stdio) error 
 		return err
 	}
 	refused := false
+	var tab *table
+	if !p.asJSON {
+		tab = newTable(std.out, evalHeader...)
+		// Written out however eval ends: the rows decided before an error too.
+		defer tab.flush()
+	}
 	for _, a := range all {
 		d, err := pol.Engine.Decide(ctx, a, ph)
 		if err != nil {
@@ -440,7 +446,7 @@ func runEval(ctx context.Context, args []string, p evalParams, std stdio) error 
 		if p.asJSON {
 			writeJSON(std, d, false)
 		} else {
-			fmt.Fprintln(std.out, evalLine(d))
+			tab.row(evalRow(d)...)
 		}
 	}
 	if p.exitCode && refused {

@@ -12,10 +12,10 @@ func newExplainCmd(std stdio) *cobra.Command {
 	var (
 		pf             policyFlags
 		phase, actions string
-		asJSON         bool
+		asJSON, short  bool
 	)
 	c := &cobra.Command{
-		Use:   "explain [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json] {ACTION | --actions FILE|-}",
+		Use:   "explain [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json | --short] {ACTION | --actions FILE|-}",
 		Short: "why an action is decided as it is, and what would permit it",
 		Long: `explain decides ACTION as eval does and says why: the resolution rule,
 each layer's deciding rule with its .why and a source excerpt, the org that
@@ -26,9 +26,12 @@ data.
 --actions FILE explains each action of FILE in turn (one a line; blank
 lines and lines starting with # skipped; - reads standard input), the
 explanations separated by a blank line, or with --json one JSON object
-after another.`,
+after another. The resolution rule is said once, before the first.
+
+--short writes each explanation as its first line, one line per layer (no
+source excerpt), the org that capped it and the hint: no resolution rule.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if (actions == "" && len(args) != 1) || (actions != "" && len(args) != 0) {
+			if (actions == "" && len(args) != 1) || (actions != "" && len(args) != 0) || (asJSON && short) {
 				return usageError()
 			}
 			return nil
@@ -53,7 +56,8 @@ after another.`,
 				if i > 0 {
 					fmt.Fprintln(std.out)
 				}
-				x.WriteText(std.out, p.Sources)
+				// The resolution rule is the same for every action: said once.
+				x.WriteTextWith(std.out, p.Sources, eval.TextOptions{Resolution: i == 0 && !short, Hint: true, Short: short})
 			}
 			return nil
 		},
@@ -62,6 +66,7 @@ after another.`,
 	pf.opa.add(c.Flags())
 	addPhaseFlag(c, &phase)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the explanation as JSON")
+	c.Flags().BoolVar(&short, "short", false, "print one line per layer, with no source excerpt and no resolution rule")
 	addActionsFlag(c, &actions, "explain")
 	return c
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
-	"github.com/chockhq/chock/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -46,11 +44,13 @@ with why.`,
 			} else if st.Started {
 				fmt.Fprintf(std.err, "session %s\n", s.ID)
 				printServer(std.err, st)
-				tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
+				tab := newTable(std.out, "ACTION", "DECISION", "RULE", "DESCRIPTION")
 				for _, t := range st.Tools {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(t.Action), t.Decision, safetext.Line(t.Rule), safetext.Line(t.Description))
+					tab.row(t.Action, t.Decision.String(), t.Rule, t.Description)
 				}
-				tw.Flush()
+				if err := tab.flush(); err != nil {
+					return failed(exitFailed, err)
+				}
 			}
 			if !st.Started {
 				if !asJSON {

@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/chockhq/chock/eval"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime/sessionlog"
 	"github.com/spf13/cobra"
@@ -25,9 +26,9 @@ func newSessionsCmd(std stdio) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "list the session logs",
-		Long: `list prints one line per session log under $CHOCK_STATE_DIR (default
-~/.local/state/chock): its id, start time, policy revision, number of
-events, and whether it ended.`,
+		Long: `list prints a table of the session logs under $CHOCK_STATE_DIR (default
+~/.local/state/chock), a header and one row per log: its id, start time,
+policy revision, number of events, and whether it ended.`,
 		Args:        noArgs,
 		Annotations: prefix,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -39,15 +40,15 @@ events, and whether it ended.`,
 			if err != nil {
 				return failed(exitFailed, err)
 			}
+			tab := newTable(std.out, "SESSION", "STARTED", "POLICY", "EVENTS", "STATE")
 			for _, in := range infos {
 				state := "open"
 				if in.Ended {
 					state = "ended"
 				}
-				rev := eval.ShortRevision(in.Revision)
-				fmt.Fprintf(std.out, "%s  %s  policy %s  %d events  %s\n", in.ID, in.Start.Format(time.RFC3339), rev, in.Events, state)
+				tab.row(in.ID, in.Start.Format(time.RFC3339), eval.ShortRevision(in.Revision), strconv.Itoa(in.Events), state)
 			}
-			return nil
+			return tab.flush()
 		},
 	}
 	var asJSON bool

@@ -260,7 +260,7 @@ var secretBlock = newBlock(&block[Secret]{
 		},
 		{
 			RefField: RefField{"to", "pattern", "", `"exec.path.gh"`, "Where it may go: a pattern under exec.* (the programs it is offered to) or covering a server's namespace, mcp.SERVER.*.",
-				codes(patternCodes, []string{"secret-to-namespace", "secret-to-plugin", "secret-to-one-tool", "secret-unknown-server"})},
+				codes(patternCodes, []string{"secret-to-namespace", "secret-to-plugin", "secret-to-every-program", "secret-to-one-tool", "secret-unknown-server"})},
 			need: `.to = "exec.path.gh", the action pattern it may reach`,
 			decode: func(d *decoder, f field, s *Secret) outcome {
 				var ok bool

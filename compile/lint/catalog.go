@@ -43,6 +43,7 @@ const (
 	CodeSecretEnvToURL       = config.CodeSecretEnvToURL
 	CodeSecretHeaderToCmd    = config.CodeSecretHeaderToCmd
 	CodeSecretOneTool        = "secret-to-one-tool"
+	CodeSecretEveryProgram   = "secret-to-every-program"
 	CodeSecretNeverAllowed   = "secret-never-allowed"
 	CodeSecretUnknownServer  = "secret-unknown-server"
 	CodeSecretRepeated       = "secret-repeated"
@@ -104,6 +105,7 @@ var Catalog = []Check{
 	{CodeSecretEnvToURL, diag.Warning, "secrets", "An env bind to a remote (url) server: it has no environment of ours; use bind = \"header\".", `.to = "mcp.notion.*", .bind = "env"`},
 	{CodeSecretHeaderToCmd, diag.Warning, "secrets", "A header bind to a local (command) server: it reads its environment; use bind = \"env\".", `.to = "mcp.time.*", .bind = "header"`},
 	{CodeSecretOneTool, diag.Warning, "secrets", "A secret for one tool of a server: servers get secrets at start, for all their tools; write mcp.<server>.*.", `.to = "mcp.notion.tool.search"`},
+	{CodeSecretEveryProgram, diag.Warning, "secrets", "A secret whose .to reaches every program (exec.path.*, exec.*): whatever the agent runs is given it; name the programs that need it.", `.to = "exec.path.*"`},
 	{CodeSecretNeverAllowed, diag.Warning, "secrets", "A secret that no secret.use rule of the project allows or asks: it is never given.", `.secrets = .{ .{ .name = "X", .to = "exec.path.gh" } }`},
 	{CodeSecretUnknownServer, diag.Warning, "secrets", "A secret for a server that is not in .mcp_servers.", `.to = "mcp.jira.*"`},
 	{CodeSecretRepeated, diag.Warning, "secrets", "The same secret entry twice.", `two identical .secrets entries`},

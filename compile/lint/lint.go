@@ -307,6 +307,16 @@ func (x *serverIndex) serversReached(c *config.Config, p action.Pattern) (reache
 	return reached, unknown
 }
 
+// everyProgram is exec.path.*: a secret's .to that covers it is given to
+// every program.
+var everyProgram = func() action.Pattern {
+	p, err := action.ParsePattern("exec.path.*")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
 func (l *linter) secrets(c *config.Config) {
 	servers := newServerIndex(c)
 	seen := map[string]*config.Secret{}
@@ -330,6 +340,11 @@ func (l *linter) secrets(c *config.Config) {
 		switch segs[0] {
 		case "exec":
 			l.misfit(s.Bind.Span, s, config.HolderProgram, s.To.Value)
+			if action.Covers(s.ToPattern.Value, everyProgram) {
+				l.add(s.To.Span, CodeSecretEveryProgram,
+					fmt.Sprintf("secret %s is for %q, which reaches every program: whatever the agent runs is given it", name, s.To.Value),
+					`name the programs that need it, one entry each: .to = "exec.path.gh"`)
+			}
 		case "mcp":
 			l.serverSecret(c, servers, s)
 		case "plugin":

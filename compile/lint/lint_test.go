@@ -93,6 +93,8 @@ var catalogCases = []catalogCase{
 		Good: `.{ ` + okPolicy + `, .secrets = .{.{ .name = "NOTION_TOKEN", .to = "mcp.notion.*", .bind = "header" }}, .mcp_servers = .{.{ .name = "notion", .url = "https://mcp.notion.com/mcp" }} }`},
 	{Code: "secret-header-to-command-server", Bad: `.{ ` + okPolicy + `, .secrets = .{.{ .name = "NOTION_TOKEN", .to = "mcp.time.*", .bind = "header" }}, .mcp_servers = .{.{ .name = "time", .command = .{"t"} }} }`, At: `"header"`, Nth: 0,
 		Good: `.{ ` + okPolicy + `, .secrets = .{.{ .name = "NOTION_TOKEN", .to = "mcp.time.*", .bind = "env" }}, .mcp_servers = .{.{ .name = "time", .command = .{"t"} }} }`},
+	{Code: "secret-to-every-program", Bad: `.{ ` + okPolicy + `, .secrets = .{.{ .name = "GITHUB_TOKEN", .to = "exec.path.*" }} }`, At: `"exec.path.*"`, Nth: 0,
+		Good: `.{ ` + okPolicy + `, .secrets = .{.{ .name = "GITHUB_TOKEN", .to = "exec.path.gh" }, .{ .name = "GITHUB_TOKEN", .to = "exec.path.git.*" }} }`, wantHintContain: "name the programs"},
 	{Code: "secret-to-one-tool", Bad: `.{ ` + okPolicy + `, .secrets = .{.{ .name = "NOTION_TOKEN", .to = "mcp.time.tool.now" }}, .mcp_servers = .{.{ .name = "time", .command = .{"t"} }} }`, At: `"mcp.time.tool.now"`, Nth: 0,
 		Good: `.{ ` + okPolicy + `, .secrets = .{.{ .name = "NOTION_TOKEN", .to = "mcp.time.*" }}, .mcp_servers = .{.{ .name = "time", .command = .{"t"} }} }`},
 	{Code: "secret-never-allowed", Bad: `.{ .secrets = .{.{ .name = "K", .to = "exec.path.x" }} }`, At: `"K"`, Nth: 0, Good: `.{ .policy = .{ .ask = .{"secret.use.K"} }, .secrets = .{.{ .name = "K", .to = "exec.path.x" }} }`},
@@ -299,4 +301,24 @@ func TestNamespaceDidYouMean(t *testing.T) {
 		return
 	}
 	t.Fatal("no unknown-namespace")
+}
+
+// TestSecretToEveryProgram: a .to that covers exec.path.* warns, one that
+// names a program or a program's subcommands does not.
+func TestSecretToEveryProgram(t *testing.T) {
+	for to, want := range map[string]bool{"exec.path.*": true, "exec.*": true, "exec.path.gh": false, "exec.path.git.*": false} {
+		src := `.{ ` + okPolicy + `, .secrets = .{.{ .name = "GITHUB_TOKEN", .to = "` + to + `" }} }`
+		got := false
+		for _, d := range lintText(src) {
+			if d.Code == CodeSecretEveryProgram {
+				got = true
+				if !strings.Contains(d.Message, to) {
+					t.Errorf("%s: message %q does not name the .to", to, d.Message)
+				}
+			}
+		}
+		if got != want {
+			t.Errorf(".to = %q: warned %v, want %v", to, got, want)
+		}
+	}
 }
