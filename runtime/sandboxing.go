@@ -174,7 +174,11 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		dir = filepath.Join(s.wd, dir)
 	}
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
-		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
+		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true}
+	if len(s.private) > 0 {
+		// The call's temporary folder is the session's private /tmp.
+		spec.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR=/tmp")
+	}
 	// What the kernel will let run, by identity: the log says what really
 	// happens (the ELF interpreter runs when exec'd by name, say), not only
 	// what the name's decision was.
