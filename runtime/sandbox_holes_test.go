@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -262,4 +263,58 @@ func listen(t *testing.T, path string) {
 			c.Close()
 		}
 	}()
+}
+
+// TestDeniedNameOfAnAllowedFile (issue 24, item 4): /usr/bin/sh is dash.
+// With exec.path.sh denied and exec.path.* allowed, python3's os.system()
+// cannot run /bin/sh (as exec.path.dash), and a top-level dash is refused
+// naming sh's rule.
+func TestDeniedNameOfAnAllowedFile(t *testing.T) {
+	if real, err := filepath.EvalSymlinks("/usr/bin/sh"); err != nil || filepath.Base(real) != "dash" {
+		t.Fatalf("the test needs /usr/bin/sh to be dash (Debian's): %v %v", real, err)
+	}
+	policy := `.{ .policy = .{ .allow = .{ "exec.path.*" }, .deny = .{ "exec.path.sh" } } }`
+	for _, m := range sandboxModes {
+		t.Run(m.name, func(t *testing.T) {
+			work := t.TempDir()
+			f := newFixtureWith(t, policy, nil, nil, func(o *Options) {
+				o.NoSandbox = m.noSandbox
+				o.Writable = []string{work}
+			})
+			marker := filepath.Join(work, "ran")
+			res, err := f.s.Run(context.Background(), &Call{Tool: "exec", Timeout: 20 * time.Second, Exec: &ExecRequest{Argv: []string{"python3", "-c", "import os; os.system('echo ran > " + marker + "')"}, Dir: work}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(marker)
+			if ran := statErr == nil; ran != m.noSandbox {
+				t.Fatalf("os.system ran /bin/sh: %v, want %v (%+v)", ran, m.noSandbox, res)
+			}
+			// The top-level dash is decided as sh too, with or without the sandbox.
+			_, err = f.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"dash", "-c", "echo ran > " + marker + "2"}, Dir: work}})
+			var r *RefusedError
+			if !errors.As(err, &r) || !strings.Contains(r.Reason, "is also exec.path.sh, which is deny") {
+				t.Fatalf("a top-level dash: %v", err)
+			}
+			if _, err := os.Stat(marker + "2"); err == nil {
+				t.Fatal("the top-level dash ran")
+			}
+			if m.noSandbox {
+				return
+			}
+			evs, err := sessionlog.Read(f.logDir, f.s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logged := false
+			for _, ev := range evs {
+				if ev["kind"] == "exec.nested" && ev["action"] == "exec.path.sh" && ev["decision"] == "deny" && ev["outcome"] == "refused" {
+					logged = true
+				}
+			}
+			if !logged {
+				t.Error("no exec.nested of /bin/sh refused as exec.path.sh")
+			}
+		})
+	}
 }
