@@ -271,8 +271,10 @@ type answer bool
 func (a answer) Ask(context.Context, Question) (bool, error) { return bool(a), nil }
 
 func TestBackgroundGetsNothing(t *testing.T) {
-	f := newFixture(t, testPolicy, values, nil)
-	out := filepath.Join(t.TempDir(), "bg.txt")
+	// A folder of its own, made writable: a call's /tmp is the session's.
+	outDir := t.TempDir()
+	f := newFixtureWith(t, testPolicy, values, nil, func(o *Options) { o.Writable = []string{outDir} })
+	out := filepath.Join(outDir, "bg.txt")
 	res, err := f.s.Run(context.Background(), &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"sh", "-c", `echo "[$BG_TOKEN][$GITHUB_TOKEN][$GCP_FILE]" > ` + out}, Background: true}})
 	if err != nil || !res.Background || res.PID == 0 {
 		t.Fatalf("%v %+v", err, res)

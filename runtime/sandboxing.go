@@ -81,22 +81,40 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A file is decided under every name that means it (sh and dash, where
+	// /usr/bin/sh is dash): a rule that denies or asks one of its names
+	// wins over one that allows another. A name no rule decides (the
+	// default) does not count against an allowed one.
+	allowed, refused, first := map[sandbox.FileID]verdict{}, map[sandbox.FileID]verdict{}, map[sandbox.FileID]verdict{}
+	paths := map[sandbox.FileID]string{}
 	for i, name := range names {
 		d := ds[i]
 		for _, f := range s.programs.Means(name) {
-			prev, seen := r.by[f.ID]
-			if d.Decision == config.Allow {
-				if !seen || prev.decision.Decision != config.Allow {
-					r.by[f.ID] = verdict{name: name, decision: d}
-				}
-				files[f.Path] = true
-				dirs[filepath.Dir(f.Path)] = true
-				if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {
-					files[interp] = true
-				}
-			} else if !seen {
-				r.by[f.ID] = verdict{name: name, decision: d}
+			v := verdict{name: name, decision: d}
+			if _, ok := paths[f.ID]; !ok {
+				paths[f.ID], first[f.ID] = f.Path, v
 			}
+			if _, ok := allowed[f.ID]; !ok && d.Decision == config.Allow {
+				allowed[f.ID] = v
+			}
+			if _, ok := refused[f.ID]; !ok && namedRefusal(d) {
+				refused[f.ID] = v
+			}
+		}
+	}
+	for id, path := range paths {
+		switch v, ok := refused[id]; {
+		case ok:
+			r.by[id] = v
+		case allowed[id].decision != nil:
+			r.by[id] = allowed[id]
+			files[path] = true
+			dirs[filepath.Dir(path)] = true
+			if interp, script, err := sandbox.Interpreter(path); err == nil && !script && interp != "" {
+				files[interp] = true
+			}
+		default:
+			r.by[id] = first[id]
 		}
 	}
 	r.files = slices.Sorted(maps.Keys(files))
@@ -111,11 +129,47 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	return r, nil
 }
 
+// namedRefusal says whether a rule (not a layer's default) denies or asks
+// the action d decided, in the decision that stands.
+func namedRefusal(d *eval.Decision) bool {
+	if d.Decision == config.Allow {
+		return false
+	}
+	for _, l := range d.Layers {
+		if !l.Default && l.Rule != nil && l.Decision != config.Allow {
+			return true
+		}
+	}
+	return false
+}
+
+// otherName refuses a call whose program file another of its names
+// refuses by a rule: the strictest decision of the file's names wins.
+func (s *Session) otherName(ctx context.Context, c *Call) error {
+	rights, err := s.rights(ctx)
+	if err != nil {
+		return err
+	}
+	v, ok := rights.by[c.prog.File.ID]
+	if !ok || v.decision.Decision == config.Allow || v.name == c.prog.Name || !namedRefusal(v.decision) {
+		return nil
+	}
+	rule := "default"
+	if l := v.decision.Decider(); l != nil {
+		rule = l.Spelling() + " " + l.RuleText()
+	}
+	return &RefusedError{Action: c.Action, Reason: fmt.Sprintf("%s is also exec.path.%s, which is %s (%s): a file is decided under every name that means it, and the strictest decision wins",
+		c.prog.File.Path, v.name, v.decision.Decision, rule)}
+}
+
 // command builds the call's process: in a sandbox, or with --no-sandbox
 // bare in a process group of its own. start starts it.
 func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd, func() error, error) {
 	r := c.Exec
 	prog := c.prog.File.Path
+	if err := s.otherName(ctx, c); err != nil {
+		return nil, nil, err
+	}
 	if s.opts.NoSandbox {
 		cmd := exec.Command(prog, r.Argv[1:]...)
 		cmd.Args[0] = r.Argv[0]
@@ -174,7 +228,11 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		dir = filepath.Join(s.wd, dir)
 	}
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
-		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Notify: true}
+		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true}
+	if len(s.private) > 0 {
+		// The call's temporary folder is the session's private /tmp.
+		spec.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR=/tmp")
+	}
 	// What the kernel will let run, by identity: the log says what really
 	// happens (the ELF interpreter runs when exec'd by name, say), not only
 	// what the name's decision was.
@@ -237,6 +295,9 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 			continue
 		}
 		for _, f := range s.programs.Means(n) {
+			if v, ok := rights.by[f.ID]; ok && v.name != n && namedRefusal(v.decision) {
+				continue // another name of the file is refused by a rule: the strictest wins
+			}
 			allow = append(allow, f.Path)
 			own.dirs = append(own.dirs, filepath.Dir(f.Path)) // read-only, like every program's
 			if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +116,10 @@ type Session struct {
 	// of chock's own binaries, the policy's files); writable are the only
 	// folders a call may write.
 	hidden, pinned, writable []string
+	// private are the session's own temporary folders, bound over /tmp,
+	// /var/tmp and /dev/shm in its calls; privateRoot holds them.
+	private     []sandbox.PrivateDir
+	privateRoot string
 	// wd is the session's working directory: where a call that names no
 	// dir runs, and what a relative dir is taken from.
 	wd string
@@ -177,8 +182,20 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	if err := s.guard(o); err != nil {
 		return nil, err
 	}
+	var scopes []sessionlog.Field
+	if !o.NoSandbox {
+		if err := s.makePrivate(); err != nil {
+			return nil, err
+		}
+		abi, scoped := sandbox.Scopes()
+		if scoped == nil {
+			scoped = []string{}
+		}
+		scopes = append(scopes, sessionlog.F("landlock_abi", abi), sessionlog.F("scoped", scoped))
+	}
 	l, err := sessionlog.Create(o.LogDir, s.ID, s.redact)
 	if err != nil {
+		s.removePrivate()
 		return nil, fmt.Errorf("opening the session log: %w", err)
 	}
 	s.log = l
@@ -190,9 +207,11 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	if o.Config != nil {
 		cfgFile = o.Config.File
 	}
-	if err := s.log.Event("session.start", true, sessionlog.F("session", s.ID), sessionlog.F("policy", o.Engine.Revision()),
-		sessionlog.F("config", cfgFile), sessionlog.F("store", store), sessionlog.F("sandbox", sandboxState)); err != nil {
+	start := append([]sessionlog.Field{sessionlog.F("session", s.ID), sessionlog.F("policy", o.Engine.Revision()),
+		sessionlog.F("config", cfgFile), sessionlog.F("store", store), sessionlog.F("sandbox", sandboxState)}, scopes...)
+	if err := s.log.Event("session.start", true, start...); err != nil {
 		l.Close()
+		s.removePrivate()
 		return nil, err
 	}
 	s.maskAll(ctx)
@@ -231,6 +250,7 @@ func (s *Session) End(reason string) error {
 		killGroup(p.Pid)
 	}
 	s.closeServers()
+	s.removePrivate()
 	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()),
 		sessionlog.F("reason", s.redact.String(reason)))
 	return errors.Join(err, s.log.Close())
@@ -311,6 +331,18 @@ func (s *Session) guard(o Options) error {
 	if l, ok := o.Store.(credstore.Located); ok {
 		hidden = append(hidden, l.Locations()...)
 	}
+	// The runtime folder holds the person's agents and buses (ssh-agent,
+	// gpg-agent, D-Bus, Wayland): hidden whole; sockets elsewhere in /run
+	// one by one.
+	runDir := os.Getenv("XDG_RUNTIME_DIR")
+	if runDir == "" {
+		runDir = fmt.Sprintf("/run/user/%d", os.Getuid())
+	}
+	if real, err := filepath.EvalSymlinks(runDir); err == nil {
+		runDir = real
+		hidden = append(hidden, real)
+	}
+	hidden = append(hidden, runtimeSockets(runDir)...)
 	seen := map[string]bool{}
 	for _, h := range hidden {
 		if !seen[h] && exists(h) {
@@ -343,9 +375,68 @@ func (s *Session) guard(o Options) error {
 	return nil
 }
 
+// privateAt are the temporary folders every call gets the session's own
+// of, in place of the machine's.
+var privateAt = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// makePrivate makes the session's temporary folders (0700, in TempDir):
+// bound over /tmp, /var/tmp and /dev/shm in every call, shared by the
+// session's calls and no one else.
+func (s *Session) makePrivate() error {
+	root, err := os.MkdirTemp(s.opts.TempDir, "chock-private-"+s.ID+"-")
+	if err != nil {
+		return fmt.Errorf("making the session's temporary folders: %w", err)
+	}
+	s.privateRoot = root
+	for _, at := range privateAt {
+		if _, err := os.Stat(at); err != nil {
+			continue
+		}
+		host := filepath.Join(root, strings.ReplaceAll(strings.TrimPrefix(at, "/"), "/", "-"))
+		if err := os.Mkdir(host, 0o700); err != nil {
+			s.removePrivate()
+			return fmt.Errorf("making the session's temporary folders: %w", err)
+		}
+		s.private = append(s.private, sandbox.PrivateDir{Host: host, At: at})
+	}
+	return nil
+}
+
+// removePrivate deletes the session's temporary folders and what its
+// calls left there.
+func (s *Session) removePrivate() {
+	if s.privateRoot != "" {
+		os.RemoveAll(s.privateRoot)
+	}
+}
+
+// runtimeSockets are the pathname sockets under /run (the session's
+// runtime folder aside, which is hidden whole), at most a few levels
+// down: each is hidden from every call, as the keyring's bus is.
+func runtimeSockets(skip string) []string {
+	var out []string
+	filepath.WalkDir("/run", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if (skip != "" && p == skip) || strings.Count(p, "/") > 4 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&os.ModeSocket != 0 && len(out) < 256 {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
 // outermost keeps of dirs those that exist, where they really are, and
 // that no other one holds: a folder inside a writable one is writable
-// already (one mount fewer for every call).
+// already (one mount fewer for every call), but for /tmp, /var/tmp and
+// /dev/shm, which are the session's own in a call.
 func outermost(dirs []string) []string {
 	var real []string
 	seen := map[string]bool{}
@@ -361,7 +452,9 @@ func outermost(dirs []string) []string {
 	for _, d := range real {
 		inside := false
 		for _, e := range real {
-			if e != d && within(d, e) {
+			// A call's /tmp is the session's own, holding none of the
+			// machine's: a folder under it is a mount of its own.
+			if e != d && within(d, e) && !slices.Contains(privateAt, e) {
 				inside = true
 				break
 			}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -81,6 +83,9 @@ func runInit() error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return &Error{Step: "mounting /proc", Err: err}
 	}
+	if err := privateDirs(spec); err != nil {
+		return &Error{Step: "mounting the session's temporary folders", Err: err}
+	}
 	for _, d := range spec.Writable {
 		if err := bindWritable(d); err != nil {
 			return &Error{Step: "mounting " + d + " writable", Err: err}
@@ -140,6 +145,134 @@ func readSpec() (*Spec, error) {
 		return nil, fmt.Errorf("the spec names no program")
 	}
 	return &s, nil
+}
+
+// privateDirs mounts the session's temporary folders over /tmp, /var/tmp
+// and /dev/shm, and binds back in, from the real file system, every path
+// of the spec under one of them: each is opened (O_PATH) before the
+// folders are covered and mounted from its descriptor after. A path that
+// is not there is left to the later steps, which refuse a hidden or
+// read-only one that is gone.
+func privateDirs(spec *Spec) error {
+	if len(spec.Private) == 0 {
+		return nil
+	}
+	under := func(p string) bool {
+		for _, d := range spec.Private {
+			if strings.HasPrefix(p, d.At+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	var keep []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) && under(p) {
+			keep = append(keep, filepath.Clean(p))
+		}
+	}
+	for _, l := range [][]string{spec.Writable, spec.ReadOnly, spec.Hide} {
+		for _, p := range l {
+			add(p)
+		}
+	}
+	add(spec.Dir)
+	add(spec.FileDir)
+	for _, f := range append([]string{spec.Path}, spec.Exec...) {
+		add(filepath.Dir(f))
+	}
+	// The outermost of them: one inside another comes with it.
+	var outer []string
+	for _, p := range keep {
+		inside := false
+		for _, q := range keep {
+			if q != p && strings.HasPrefix(p, q+"/") {
+				inside = true
+				break
+			}
+		}
+		if !inside && !slices.Contains(outer, p) {
+			outer = append(outer, p)
+		}
+	}
+	type kept struct {
+		path string
+		fd   int
+		dir  bool
+	}
+	var ks []kept
+	for _, p := range outer {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		ks = append(ks, kept{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	}
+	defer func() {
+		for _, k := range ks {
+			unix.Close(k.fd)
+		}
+	}()
+	// The session's folders by descriptor too: one may lie under another's At.
+	hosts := make([]int, len(spec.Private))
+	for i, d := range spec.Private {
+		fd, err := unix.Open(d.Host, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("the session's folder for %s: %w", d.At, err)
+		}
+		hosts[i] = fd
+		defer unix.Close(fd)
+	}
+	rw := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	for i, d := range spec.Private {
+		if _, err := os.Stat(d.At); err != nil {
+			continue // a folder the host does not have
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", hosts[i]), d.At, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("%s: %w", d.At, err)
+		}
+		if err := unix.MountSetattr(-1, d.At, 0, &rw); err != nil {
+			return fmt.Errorf("%s writable: %w", d.At, err)
+		}
+	}
+	for _, k := range ks {
+		if k.dir {
+			if err := os.MkdirAll(k.path, 0o700); err != nil {
+				return err
+			}
+		} else {
+			if err := os.MkdirAll(filepath.Dir(k.path), 0o700); err != nil {
+				return err
+			}
+			fd, err := unix.Open(k.path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k.path, err)
+			}
+			unix.Close(fd)
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding %s back in: %w", k.path, err)
+		}
+	}
+	return nil
+}
+
+// Scopes are what this kernel's Landlock gives a call: its ABI version
+// (0 without Landlock) and the scopes restrictExec sets.
+func Scopes() (abi int, scoped []string) {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0, nil
+	}
+	if v >= 6 {
+		scoped = []string{"abstract-unix-socket", "signal"}
+	}
+	return v, scoped
 }
 
 // bindReadOnly bind-mounts dir (or a file) onto itself and makes that

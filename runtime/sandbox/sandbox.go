@@ -54,8 +54,22 @@ type Spec struct {
 	// inside the sandbox only, then made read-only.
 	FileDir string       `json:"file_dir,omitempty"`
 	Files   []SecretFile `json:"files,omitempty"`
+	// Private are the session's own temporary folders: each Host folder
+	// (made by the session, shared by its calls only) is bind-mounted,
+	// writable, at At (/tmp, /var/tmp, /dev/shm), so no socket or file the
+	// person has there is reachable. A path of the spec under an At (the
+	// working directory, a writable or read-only folder, a program's
+	// folder) is bound back in from the real one, so it stays reachable.
+	Private []PrivateDir `json:"private,omitempty"`
 	// Notify asks for the call's execve calls to be reported.
 	Notify bool `json:"notify"`
+}
+
+// PrivateDir is one of the session's temporary folders (Host) and where
+// a call sees it (At).
+type PrivateDir struct {
+	Host string `json:"host"`
+	At   string `json:"at"`
 }
 
 // SecretFile is one file-bound secret: its base name under Spec.FileDir and
