@@ -107,7 +107,15 @@ func watch(listener *os.File, report func(Exec)) {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
-			return // ENOENT after the target died, or the filter is gone
+			// ENOENT is one notification lost (its thread was killed, or
+			// its call interrupted, as it was made): the call's other
+			// processes go on, and so does the watch, until the filter
+			// has no process left (the listener hangs up). Stopping
+			// here left every later exec of the call failing with ENOSYS.
+			if errors.Is(err, unix.ENOENT) && !hungUp(fd) {
+				continue
+			}
+			return
 		}
 		if !first && report != nil {
 			report(describe(fd, &n))
@@ -115,6 +123,19 @@ func watch(listener *os.File, report func(Exec)) {
 		first = false
 		resp := seccompNotifResp{ID: n.ID, Flags: notifFlagContinue}
 		ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	}
+}
+
+// hungUp waits until the listener has a notification or has hung up (no
+// process is left under its filter), and says which.
+func hungUp(fd int) bool {
+	for {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		_, err := unix.Poll(p, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err != nil || p[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
 	}
 }
 
