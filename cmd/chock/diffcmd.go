@@ -188,7 +188,7 @@ func diffSide(config string, orgs []string, read func(string) ([]byte, string, e
 	}
 	if errs := load.Errors(l.Diags); len(errs) > 0 || len(l.Configs) == 0 {
 		diag.WriteText(std.err, errs, l.Sources)
-		return diff.Side{}, failedf(exitFailed, "%s does not decode (%d errors); nothing compared", cs.Name, len(errs))
+		return diff.Side{}, failedf(exitFailed, "%s does not decode (%s); nothing compared", cs.Name, diag.Plural(len(errs), "error"))
 	}
 	return diff.Side{Config: l.Configs[0], Orgs: l.Orgs}, nil
 }

@@ -99,7 +99,7 @@ func (p *policyFlags) load(ctx context.Context, std stdio) (*load.Policy, error)
 		pol.Sources = bundleSources(pol.Engine.Meta())
 		return pol, nil
 	}
-	configs, err := readSources([]string{p.config}, std)
+	configs, err := readConfigSources([]string{p.config}, std)
 	if err != nil {
 		return nil, err
 	}
