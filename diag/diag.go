@@ -136,3 +136,12 @@ func (l List) Sort() {
 		return a.Code < b.Code
 	})
 }
+
+// Plural is n and noun, the noun with an s unless n is 1: "1 error",
+// "2 errors", "0 notes".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

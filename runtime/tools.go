@@ -268,10 +268,111 @@ func decodeStrict(raw json.RawMessage, into any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
 	if err := d.Decode(into); err != nil {
-		return err
+		return argsError(err, reflect.TypeOf(into))
 	}
 	if d.More() {
 		return errors.New("one JSON object")
 	}
 	return nil
+}
+
+// argsError says what was wrong with a tool's arguments in the terms of
+// the JSON written, not of the Go types read into: the field, what it
+// must be and what it is ("argv must be a list of strings, such as
+// ["ls", "-l"], not a string"), or the unknown field and the fields the
+// tool takes. The decoder's error is kept beneath it (errors.As finds it),
+// its Go type names left out of the text.
+func argsError(err error, into reflect.Type) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if i := strings.LastIndexByte(field, '.'); i >= 0 {
+			field = field[i+1:]
+		}
+		if field == "" {
+			return &decodeError{fmt.Sprintf("the arguments must be a JSON object, not %s", jsonKind(te.Value)), err}
+		}
+		return &decodeError{fmt.Sprintf("%s must be %s, not %s", field, wanted(te.Type), jsonKind(te.Value)), err}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return &decodeError{fmt.Sprintf("unknown field %s; the tool takes %s", name, strings.Join(fieldsOf(into), ", ")), err}
+	}
+	return err
+}
+
+// decodeError is a decoding error said in the JSON's terms (argsError),
+// the decoder's own beneath it.
+type decodeError struct {
+	msg string
+	err error
+}
+
+func (e *decodeError) Error() string { return e.msg }
+
+// Unwrap returns the decoder's error.
+func (e *decodeError) Unwrap() error { return e.err }
+
+// wanted names what a value of Go type t is written as in JSON.
+func wanted(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.String {
+			return `a list of strings, such as ["ls", "-l"]`
+		}
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+// jsonKind names a JSON value's kind as json.UnmarshalTypeError gives it.
+func jsonKind(v string) string {
+	switch v {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "bool":
+		return "true or false"
+	case "string", "number":
+		return "a " + v
+	}
+	if strings.HasPrefix(v, "number") {
+		return "a number"
+	}
+	return v
+}
+
+// fieldsOf lists the JSON fields of the struct t points to, its embedded
+// structs' too, in order.
+func fieldsOf(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "":
+			out = append(out, fieldsOf(f.Type)...)
+		case name == "-" || !f.IsExported():
+		case name == "":
+			out = append(out, f.Name)
+		default:
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -18,7 +18,7 @@ func TestToolTable(t *testing.T) {
 		{ExecTool, `{"argv":["gh","pr"],"timeout":30}`, ""},
 		{ExecTool, `{"argv":["gh"],"timeout":"2m"}`, ""},
 		{ExecTool, `{"argv":[]}`, "exec needs argv"},
-		{ExecTool, `{"argv":["x"],"evil":1}`, `the arguments: json: unknown field "evil"`},
+		{ExecTool, `{"argv":["x"],"evil":1}`, `the arguments: unknown field "evil"; the tool takes argv, dir, stdin, background, timeout`},
 		{ExecTool, `{"argv":["x"],"timeout":-1}`, "a time limit is positive"},
 		{ExecTool, `{"argv":["x"]} {}`, "the arguments: one JSON object"},
 		{FetchTool, `null`, "fetch_url needs url"},

@@ -40,7 +40,10 @@ ceilings), and reports exactly the regions of the action space where the
 effective decision changed, at loop or at start: each region is a list of
 segments, a literal or any one segment but some literals (as in
 ` + "`exec.path.<not curl,gh>`" + `), and whether further segments follow (.*);
-each comes with a witness action and the rule that decides on each side.
+regions with the same change that together make up a coarser one are
+shown as that one, the regions it leaves out named after it
+(exec.path.* except exec.path.gh); each comes with a witness action and
+the rule that decides on each side.
 Then the secrets each program region or server is newly offered or no
 longer offered, and the servers added, removed or changed. Two policies
 that decide alike report nothing.
@@ -188,7 +191,7 @@ func diffSide(config string, orgs []string, read func(string) ([]byte, string, e
 	}
 	if errs := load.Errors(l.Diags); len(errs) > 0 || len(l.Configs) == 0 {
 		diag.WriteText(std.err, errs, l.Sources)
-		return diff.Side{}, failedf(exitFailed, "%s does not decode (%d errors); nothing compared", cs.Name, len(errs))
+		return diff.Side{}, failedf(exitFailed, "%s does not decode (%s); nothing compared", cs.Name, diag.Plural(len(errs), "error"))
 	}
 	return diff.Side{Config: l.Configs[0], Orgs: l.Orgs}, nil
 }

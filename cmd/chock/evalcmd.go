@@ -122,7 +122,7 @@ func (p *policyFlags) loadWith(ctx context.Context, managed []load.Source, ro co
 		pol.Sources = bundleSources(pol.Engine.Meta())
 		return pol, nil
 	}
-	configs, err := readSources([]string{p.config}, std)
+	configs, err := readConfigSources([]string{p.config}, std)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/lint"
@@ -15,10 +16,23 @@ import (
 // readSources reads the named files for load.Read; a file that cannot be
 // read is an input error (exit 2).
 func readSources(names []string, std stdio) ([]load.Source, error) {
+	return readSourcesAs(names, false, std)
+}
+
+// readConfigSources is readSources for the project's configuration: a
+// file that is not there says what writes one.
+func readConfigSources(names []string, std stdio) ([]load.Source, error) {
+	return readSourcesAs(names, true, std)
+}
+
+func readSourcesAs(names []string, project bool, std stdio) ([]load.Source, error) {
 	var out []load.Source
 	for _, name := range names {
 		src, err := readInput(name, std)
 		if err != nil {
+			if project && errors.Is(err, fs.ErrNotExist) {
+				err = fmt.Errorf("%w; chock init writes a chock.zon to start from (chock init DIR, in DIR)", err)
+			}
 			return nil, inputError(exitUsage, err)
 		}
 		out = append(out, load.Source{Name: displayName(name), Data: src})
@@ -35,7 +49,7 @@ func loadSources(files, orgFiles []string, ro compile.ReadOptions, std stdio) (*
 
 // loadAs is loadSources with in's options (its sources are the files').
 func loadAs(files, orgFiles []string, in load.Input, std stdio) (*load.Loaded, error) {
-	configs, err := readSources(files, std)
+	configs, err := readConfigSources(files, std)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +88,7 @@ func refuseErrors(ds diag.List, src diag.Sources, std stdio, what string) error 
 		return nil
 	}
 	diag.WriteText(std.err, errs, src)
-	fmt.Fprintf(std.err, "chock %s: %d errors; nothing written (chock lint shows every finding)\n", what, len(errs))
+	fmt.Fprintf(std.err, "chock %s: %s; nothing written (chock lint shows every finding)\n", what, diag.Plural(len(errs), "error"))
 	return reported(exitFailed)
 }
 
@@ -115,7 +129,7 @@ docs/lint.md.`,
 			case "text":
 				err = diag.WriteText(std.out, all, l.Sources)
 				if len(all) > 0 {
-					fmt.Fprintf(std.out, "%d errors, %d warnings, %d notes\n", all.Count(diag.Error), all.Count(diag.Warning), all.Count(diag.Info))
+					fmt.Fprintf(std.out, "%s, %s, %s\n", diag.Plural(all.Count(diag.Error), "error"), diag.Plural(all.Count(diag.Warning), "warning"), diag.Plural(all.Count(diag.Info), "note"))
 				}
 			case "json":
 				jw := safetext.NewJSONWriter(std.raw)

@@ -21,8 +21,9 @@ func newVersionCmd(std stdio) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "print chock's version, and the Go and OPA it was built with",
-		Long: `version prints chock's module version ((devel) for a build from a
-work tree), the Go version it was built with and the version of OPA it
+		Long: `version prints chock's module version (a pseudo-version,
+v0.0.0-DATE-COMMIT, for a build in a git work tree; (devel) for one without
+VCS information), the Go version it was built with, the version of OPA it
 decides with, and the managed org ceilings in force (/etc/chock/org.d,
 which every command that decides applies). chock --version prints the
 same.`,
@@ -68,7 +69,8 @@ func managedText(dir string) string {
 //	go GOVERSION
 //	opa OPAVERSION
 //
-// VERSION is the main module's ((devel) for a build from a work tree),
+// VERSION is the main module's (a pseudo-version for a build in a git
+// work tree, (devel) for one without VCS information),
 // OPAVERSION that of the OPA module among the dependencies (its
 // replacement's, when replaced); "unknown" when the binary carries no
 // build info.

@@ -8,7 +8,10 @@
 // The regions come from package region, walked over the patterns of every
 // layer of both sides and of every secret's .to, and are reported in their
 // coarsest form (region.Map), so a rule that changes nothing splits no
-// reported region. The walk is bounded to the actions a changed rule or
+// reported region; regions with the same change that together make up a
+// coarser one, prefix.* but for a few regions, are reported as that one
+// with those few as its exceptions (one added allow exec.path.* is one
+// change, not one per program the policy names). The walk is bounded to the actions a changed rule or
 // secret matches (a region no changed pattern matches is decided alike on
 // both sides), unless a layer's default changed, and by a number of
 // regions.
@@ -67,9 +70,14 @@ func (r Rule) String() string {
 	return fmt.Sprintf("%s %q %s at %s", r.Layer, r.Pattern, r.Decision, r.Span)
 }
 
-// Change is a region whose effective decision changed in one phase.
+// Change is a region whose effective decision changed in one phase:
+// the actions of Region but those of Except. Except is empty unless
+// regions with the same change (the same decisions and rules in both
+// phases) were coalesced into the coarser Region they form together, the
+// actions Except holds (changed otherwise, or not at all) left out.
 type Change struct {
 	Region  region.Region   `json:"region"`
+	Except  []region.Region `json:"except,omitempty"`
 	Phase   config.Phase    `json:"phase"`
 	Old     config.Decision `json:"old"`
 	New     config.Decision `json:"new"`
@@ -77,6 +85,36 @@ type Change struct {
 	Witness string          `json:"witness"`
 	OldRule Rule            `json:"old_rule"`
 	NewRule Rule            `json:"new_rule"`
+}
+
+// Contains says whether action a is one of the change's: in Region and
+// in none of Except.
+func (c *Change) Contains(a action.Action) bool {
+	if !c.Region.Contains(a) {
+		return false
+	}
+	for _, e := range c.Except {
+		if e.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// Where is the change's region as the text output names it: the region,
+// and " except " the regions left out, each with at most max literals
+// named in a <not ...> (max < 0: all).
+func (c *Change) Where(max int) string {
+	s := c.Region.Format(max)
+	for i, e := range c.Except {
+		if i == 0 {
+			s += " except "
+		} else {
+			s += ", "
+		}
+		s += e.Format(max)
+	}
+	return s
 }
 
 // Offer is one secret offered: its entry's name, bind and the variable or
@@ -95,12 +133,24 @@ func (o Offer) key() string { return o.Name + "\x00" + o.Bind.String() + "\x00" 
 // server whose offered secrets changed. Kind is widened when some secret
 // is newly offered.
 type SecretChange struct {
-	Region  *region.Region `json:"region,omitempty"`
-	Witness string         `json:"witness,omitempty"`
-	Server  string         `json:"server,omitempty"`
-	Kind    string         `json:"kind"`
-	Added   []Offer        `json:"added"`
-	Removed []Offer        `json:"removed"`
+	Region *region.Region `json:"region,omitempty"`
+	// Except are the program regions of Region left out, as in a Change.
+	Except  []region.Region `json:"except,omitempty"`
+	Witness string          `json:"witness,omitempty"`
+	Server  string          `json:"server,omitempty"`
+	Kind    string          `json:"kind"`
+	Added   []Offer         `json:"added"`
+	Removed []Offer         `json:"removed"`
+}
+
+// Contains says whether a program call a is one of the change's: in
+// Region and in none of Except (never, for a server's change).
+func (s *SecretChange) Contains(a action.Action) bool {
+	if s.Region == nil {
+		return false
+	}
+	c := Change{Region: *s.Region, Except: s.Except}
+	return c.Contains(a)
 }
 
 // Server is one .mcp_servers entry as the diff shows it.
@@ -173,7 +223,10 @@ func widens[T any](list []T, kind func(T) string) bool {
 }
 
 // Diff compares the policy before a change with the policy after it.
-func Diff(before, after Side, o Options) (*Report, error) {
+func Diff(before, after Side, o Options) (*Report, error) { return diff(before, after, o, true) }
+
+// diff is Diff, its regions coalesced (coalesce) when coarsen is set.
+func diff(before, after Side, o Options, coarsen bool) (*Report, error) {
 	oe, ne := native.New(before.Config, before.Orgs), native.New(after.Config, after.Orgs)
 	focus, whole := changedRules(oe, ne)
 	os, ns := callSecrets(before.Config), callSecrets(after.Config)
@@ -225,8 +278,8 @@ func Diff(before, after Side, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	for r, v := range decisions.Regions {
-		reg := r.Clone()
+	for _, g := range coalesce(&decisions, coarsen) {
+		reg, v := g.region, g.v
 		for i, phase := range []config.Phase{config.Loop, config.Start} {
 			m := v[i]
 			if m == (move{}) {
@@ -236,14 +289,14 @@ func Diff(before, after Side, o Options) (*Report, error) {
 			if m.new > m.old {
 				kind = Widened
 			}
-			rep.Changes = append(rep.Changes, Change{Region: reg, Phase: phase, Old: m.old, New: m.new, Kind: kind,
-				Witness: reg.Witness().String(), OldRule: m.oldRule, NewRule: m.newRule})
+			rep.Changes = append(rep.Changes, Change{Region: reg, Except: g.except, Phase: phase, Old: m.old, New: m.new, Kind: kind,
+				Witness: g.witness, OldRule: m.oldRule, NewRule: m.newRule})
 		}
 	}
-	for r, key := range offered.Regions {
-		reg := r.Clone()
-		c := offerChanges[key]
-		c.Region, c.Witness = &reg, reg.Witness().String()
+	for _, g := range coalesce(&offered, coarsen) {
+		reg := g.region
+		c := offerChanges[g.v]
+		c.Region, c.Except, c.Witness = &reg, g.except, g.witness
 		rep.Secrets = append(rep.Secrets, c)
 	}
 	rep.Servers, rep.Secrets = servers(before.Config, after.Config, rep.Secrets)
@@ -323,6 +376,184 @@ func programChanges(old, cur *config.Config) []ProgramChange {
 		}
 	}
 	return out
+}
+
+// A group is one reported region of changed decisions: the coarsest
+// region of the map, or the regions with the same verdict coalesced into
+// the coarser one they form (region minus except), with a witness of one
+// of them.
+type group[V comparable] struct {
+	region  region.Region
+	except  []region.Region
+	v       V
+	witness string
+}
+
+// coalesce lists the coarsest regions of m in walk order and, when
+// coarsen is set, merges regions with the same value that together make
+// up prefix.* for a literal prefix but for a few regions of other values
+// (or none): those are the group's except, and the merged group takes the
+// place of the first. Where it merges is chosen to name the fewest
+// regions, rows and exceptions counted alike; no merge is made where a
+// region of the same value lies partly in prefix.* and partly out of it.
+// Coalescing never joins regions whose values differ: prefix.* minus the
+// exceptions is exactly the regions merged.
+func coalesce[V comparable](m *region.Map[V], coarsen bool) []group[V] {
+	var out []group[V]
+	for r, v := range m.Regions {
+		reg := r.Clone()
+		out = append(out, group[V]{region: reg, v: v, witness: reg.Witness().String()})
+	}
+	if !coarsen || len(out) < 2 {
+		return out
+	}
+	// One trie of literal prefixes for all the regions (how many lie in
+	// each prefix.*), and one per value (which).
+	all := &ptrie{}
+	byValue := map[V]*ptrie{}
+	for i, g := range out {
+		all.add(g.region, i)
+		t := byValue[g.v]
+		if t == nil {
+			t = &ptrie{}
+			byValue[g.v] = t
+		}
+		t.add(g.region, i)
+	}
+	replaced := map[int]bool{}
+	for _, g := range out {
+		t := byValue[g.v]
+		delete(byValue, g.v) // each value's trie once, at its first region
+		if t == nil || t.n < 2 {
+			continue
+		}
+		v := g.v
+		// best is the fewest regions named (rows and exceptions) for the
+		// regions in prefix.* of n, merged at n or below; merges holds
+		// where it merges, with the exceptions.
+		merges := map[*ptrie][]region.Region{}
+		var prefix []string
+		var best func(n, alln *ptrie, blocked bool) int
+		best = func(n, alln *ptrie, blocked bool) int {
+			cost := len(n.inside)
+			below := 0
+			for _, l := range slices.Sorted(maps.Keys(n.kids)) {
+				var allc *ptrie
+				if alln != nil {
+					allc = alln.kids[l]
+				}
+				c := n.kids[l]
+				prefix = append(prefix, l)
+				cost += best(c, allc, blocked || n.spans(l)) - len(c.inside)
+				prefix = prefix[:len(prefix)-1]
+				below += len(c.inside)
+			}
+			// Merged here: one row and its exceptions. Tried where most of
+			// what lies here has the value: only then can the exceptions
+			// be few.
+			if len(prefix) > 0 && !blocked && len(n.inside) >= 2 && alln != nil && len(alln.inside) < 3*len(n.inside) {
+				except := m.Except(prefix, func(x V) bool { return x == v })
+				if 1+len(except) < cost {
+					if except == nil {
+						except = []region.Region{}
+					}
+					merges[n] = except
+					return 1 + len(except)
+				}
+			}
+			delete(merges, n)
+			return cost
+		}
+		best(t, all, false)
+		// Apply the merges, outermost first.
+		var apply func(n *ptrie)
+		apply = func(n *ptrie) {
+			if except, ok := merges[n]; ok {
+				first := n.inside[0]
+				segs := make([]region.Seg, len(prefix))
+				for k, l := range prefix {
+					segs[k] = region.Seg{Lit: l}
+				}
+				out[first] = group[V]{region: region.Region{Segs: segs, More: true}, except: except, v: v, witness: out[first].witness}
+				for _, k := range n.inside[1:] {
+					replaced[k] = true
+				}
+				return
+			}
+			for _, l := range slices.Sorted(maps.Keys(n.kids)) {
+				prefix = append(prefix, l)
+				apply(n.kids[l])
+				prefix = prefix[:len(prefix)-1]
+			}
+		}
+		apply(t)
+	}
+	if len(replaced) == 0 {
+		return out
+	}
+	kept := out[:0]
+	for i, g := range out {
+		if !replaced[i] {
+			kept = append(kept, g)
+		}
+	}
+	return kept
+}
+
+// ptrie is a trie of regions by their literal prefixes: at each node, the
+// regions (by index) that lie in prefix.*, and those that lie across it
+// (partly in the prefix.* of a child and partly out of it).
+type ptrie struct {
+	kids   map[string]*ptrie
+	inside []int
+	n      int // regions added
+	// more is set when a region is prefix.* itself minus nothing: it lies
+	// across every child's prefix.*.
+	more bool
+	// branch are the <not ...> segments of the regions whose literals end
+	// here: each lies across the prefix.* of every child it matches.
+	branch []region.Seg
+}
+
+// add files region r (index i) under its literal prefix.
+func (t *ptrie) add(r region.Region, i int) {
+	t.n++
+	n := t
+	for k, g := range r.Segs {
+		if g.Other {
+			n.branch = append(n.branch, g)
+			return
+		}
+		if n.kids == nil {
+			n.kids = map[string]*ptrie{}
+		}
+		c := n.kids[g.Lit]
+		if c == nil {
+			c = &ptrie{}
+			n.kids[g.Lit] = c
+		}
+		n = c
+		if k+1 < len(r.Segs) || r.More {
+			n.inside = append(n.inside, i)
+		}
+	}
+	if r.More {
+		n.more = true
+	}
+}
+
+// spans says whether a region filed at t lies across the prefix.* of its
+// child l.
+func (t *ptrie) spans(l string) bool {
+	if t.more {
+		return true
+	}
+	for _, g := range t.branch {
+		if g.Matches(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // A move is a decision changed in one phase, with the rule on each side;

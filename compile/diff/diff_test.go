@@ -228,8 +228,8 @@ func TestExactAgainstBruteForce(t *testing.T) {
 		oe, ne := native.New(old.Config, old.Orgs), native.New(cur.Config, cur.Orgs)
 		for _, c := range rep.Changes {
 			w, _ := action.ParseAction(c.Witness)
-			if !c.Region.Contains(w) {
-				t.Fatalf("round %d: witness %s is not in region %s", round, w, c.Region)
+			if !c.Contains(w) {
+				t.Fatalf("round %d: witness %s is not in region %s", round, w, c.Where(-1))
 			}
 			od, nd := oe.Decide(w, c.Phase).Decision, ne.Decide(w, c.Phase).Decision
 			if od != c.Old || nd != c.New || od == nd {
@@ -244,7 +244,7 @@ func TestExactAgainstBruteForce(t *testing.T) {
 				continue
 			}
 			w, _ := action.ParseAction(s.Witness)
-			if !s.Region.Contains(w) {
+			if !s.Contains(w) {
 				t.Fatalf("round %d: witness %s not in %s", round, w, s.Region)
 			}
 			o := offerKeys(old.Config, func(x *config.Secret) bool { return x.OfferedToCall(w) })
@@ -260,7 +260,7 @@ func TestExactAgainstBruteForce(t *testing.T) {
 				od, nd := oe.Decide(a, phase).Decision, ne.Decide(a, phase).Decision
 				var in []Change
 				for _, c := range rep.Changes {
-					if c.Phase == phase && c.Region.Contains(a) {
+					if c.Phase == phase && c.Contains(a) {
 						in = append(in, c)
 					}
 				}
@@ -270,7 +270,10 @@ func TestExactAgainstBruteForce(t *testing.T) {
 				case od != nd && len(in) == 0:
 					t.Fatalf("round %d: %s at %v changed %v -> %v and no region says so (%d regions compared)", round, a, phase, od, nd, rep.Regions)
 				case len(in) == 1 && (in[0].Old != od || in[0].New != nd):
-					t.Fatalf("round %d: %s at %v is %v -> %v, its region %s says %v -> %v", round, a, phase, od, nd, in[0].Region, in[0].Old, in[0].New)
+					t.Fatalf("round %d: %s at %v is %v -> %v, its region %s says %v -> %v", round, a, phase, od, nd, in[0].Where(-1), in[0].Old, in[0].New)
+				case len(in) == 1 && (in[0].OldRule != decider(oe.Decide(a, phase)) || in[0].NewRule != decider(ne.Decide(a, phase))):
+					t.Fatalf("round %d: %s at %v is decided by %v, then %v; its region %s says %v, then %v", round, a, phase,
+						decider(oe.Decide(a, phase)), decider(ne.Decide(a, phase)), in[0].Where(-1), in[0].OldRule, in[0].NewRule)
 				}
 			}
 			if len(a) > 2 && a[0] == "exec" && a[1] == "path" {
@@ -278,7 +281,7 @@ func TestExactAgainstBruteForce(t *testing.T) {
 				n := offerKeys(cur.Config, func(x *config.Secret) bool { return x.OfferedToCall(a) })
 				var in []SecretChange
 				for _, s := range rep.Secrets {
-					if s.Region != nil && s.Region.Contains(a) {
+					if s.Contains(a) {
 						in = append(in, s)
 					}
 				}
@@ -318,4 +321,128 @@ func TestExactAgainstBruteForce(t *testing.T) {
 		}
 	}
 	t.Logf("%d policy pairs, %d random actions x 2 phases: every change in a reported region, every witness changed", pairs, actions)
+}
+
+// TestCoalescingKeepsChangesApart: on the random policy pairs of
+// TestExactAgainstBruteForce, coalescing never merges regions whose change
+// differs: every region of the exact report (its witness) lies in exactly
+// one coalesced change of its phase, with the same decisions and rules,
+// and the same phases; every coalesced region's exceptions hold none of
+// its actions; and no report grows.
+func TestCoalescingKeepsChangesApart(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 2026))
+	merged := 0
+	for round := 0; round < 600; round++ {
+		old := randSide(r)
+		cur := mutate(r, old)
+		if r.IntN(4) == 0 {
+			cur = randSide(r)
+		}
+		fine, err := diff(old, cur, Options{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		coarse, err := diff(old, cur, Options{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(coarse.Changes) > len(fine.Changes) {
+			t.Fatalf("round %d: coalescing made %d changes of %d", round, len(coarse.Changes), len(fine.Changes))
+		}
+		phases := func(rep *Report, w action.Action) []config.Phase {
+			var ps []config.Phase
+			for _, c := range rep.Changes {
+				if c.Contains(w) {
+					ps = append(ps, c.Phase)
+				}
+			}
+			return ps
+		}
+		for _, f := range fine.Changes {
+			w, _ := action.ParseAction(f.Witness)
+			var in []Change
+			for _, c := range coarse.Changes {
+				if c.Phase == f.Phase && c.Contains(w) {
+					in = append(in, c)
+				}
+			}
+			if len(in) != 1 {
+				t.Fatalf("round %d: %s (of %s) lies in %d coalesced changes at %v", round, w, f.Region, len(in), f.Phase)
+			}
+			c := in[0]
+			if c.Old != f.Old || c.New != f.New || c.OldRule != f.OldRule || c.NewRule != f.NewRule || c.Kind != f.Kind {
+				t.Fatalf("round %d: %s: %s %v -> %v (%v, %v) coalesced into %s %v -> %v (%v, %v)", round, w, f.Region, f.Old, f.New, f.OldRule, f.NewRule,
+					c.Where(-1), c.Old, c.New, c.OldRule, c.NewRule)
+			}
+			if !slices.Equal(phases(fine, w), phases(coarse, w)) {
+				t.Fatalf("round %d: %s changes at %v, coalesced at %v", round, w, phases(fine, w), phases(coarse, w))
+			}
+		}
+		for _, f := range fine.Secrets {
+			if f.Region == nil {
+				continue
+			}
+			w, _ := action.ParseAction(f.Witness)
+			var in []SecretChange
+			for _, c := range coarse.Secrets {
+				if c.Contains(w) {
+					in = append(in, c)
+				}
+			}
+			if len(in) != 1 || offerKey(in[0].Added, in[0].Removed) != offerKey(f.Added, f.Removed) {
+				t.Fatalf("round %d: %s's offers (of %s) lie in %d coalesced changes: %+v", round, w, f.Region, len(in), in)
+			}
+		}
+		for _, c := range coarse.Changes {
+			if len(c.Except) > 0 || c.Except != nil {
+				merged++
+			}
+			for _, e := range c.Except {
+				if c.Contains(e.Witness()) {
+					t.Fatalf("round %d: %s holds its exception's witness %s", round, c.Where(-1), e.Witness())
+				}
+				if !c.Region.Contains(e.Witness()) {
+					t.Fatalf("round %d: %s names an exception %s outside it", round, c.Where(-1), e)
+				}
+			}
+		}
+	}
+	if merged == 0 {
+		t.Fatal("no random pair coalesced anything: the test tests nothing")
+	}
+	t.Logf("%d coalesced changes", merged)
+}
+
+// TestCoalescedAllowEveryProgram: one added allow exec.path.* is one
+// change, not a row per program the policy names.
+func TestCoalescedAllowEveryProgram(t *testing.T) {
+	side := func(allow ...string) Side {
+		c := &config.Config{File: "chock.zon"}
+		c.Policy.Default = config.Field[config.Decision]{Value: config.Deny}
+		for _, a := range allow {
+			p, err := action.ParsePattern(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Policy.Rules = append(c.Policy.Rules, &config.Rule{Pattern: p, Decision: config.Allow})
+		}
+		for _, d := range []string{"exec.path.curl", "exec.path.rm"} {
+			p, _ := action.ParsePattern(d)
+			c.Policy.Rules = append(c.Policy.Rules, &config.Rule{Pattern: p, Decision: config.Deny})
+		}
+		return Side{Config: c}
+	}
+	rep, err := Diff(side("exec.path.gh", "exec.path.git.status"), side("exec.path.gh", "exec.path.git.status", "exec.path.*"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var where []string
+	for _, c := range rep.Changes {
+		where = append(where, fmt.Sprintf("%s at %v", c.Where(-1), c.Phase))
+	}
+	want := []string{"exec.path.* except exec.path.curl, exec.path.gh, exec.path.git.status, exec.path.rm at loop",
+		"exec.path.* except exec.path.curl, exec.path.gh, exec.path.git.status, exec.path.rm at start"}
+	if !slices.Equal(where, want) {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(where, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -33,12 +33,12 @@ func (r *Report) entries() []entry {
 	var out []entry
 	for i := 0; i < len(r.Changes); {
 		c := r.Changes[i]
-		e := entry{kind: c.Kind, what: c.Region.Format(notShown), change: fmt.Sprintf("%s -> %s", c.Old, c.New),
+		e := entry{kind: c.Kind, what: c.Where(notShown), change: fmt.Sprintf("%s -> %s", c.Old, c.New),
 			phases: []config.Phase{c.Phase}, witness: c.Witness, old: &r.Changes[i].OldRule, new: &r.Changes[i].NewRule}
 		i++
 		// The same region's other phase, with the same change, folds in.
 		if i < len(r.Changes) && r.Changes[i].Witness == c.Witness && r.Changes[i].Old == c.Old && r.Changes[i].New == c.New &&
-			r.Changes[i].Region.String() == c.Region.String() {
+			r.Changes[i].Where(-1) == c.Where(-1) {
 			e.phases = append(e.phases, r.Changes[i].Phase)
 			i++
 		}
@@ -47,7 +47,8 @@ func (r *Report) entries() []entry {
 	for _, s := range r.Secrets {
 		to := "server " + s.Server
 		if s.Region != nil {
-			to = s.Region.Format(notShown)
+			c := Change{Region: *s.Region, Except: s.Except}
+			to = c.Where(notShown)
 		}
 		for _, o := range s.Added {
 			out = append(out, entry{kind: Widened, what: fmt.Sprintf("secret %s (%s %s) newly offered to %s", o.Name, o.Bind, o.Variable, to),

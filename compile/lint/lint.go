@@ -456,7 +456,7 @@ func (l *linter) serverURL(s *config.Server) {
 	}
 	if u.Scheme != "https" {
 		l.add(s.URL.Span, CodeServerURLScheme, fmt.Sprintf("server %q: %q is %s, not https", name, raw, u.Scheme),
-			"a credential and a tool result must not cross a network in the clear")
+			fmt.Sprintf("use https://: .url = %q (a credential and a tool result must not cross a network in the clear)", "https"+raw[len(u.Scheme):]))
 	}
 	if u.User != nil {
 		l.add(s.URL.Span, CodeServerURLUserinfo, fmt.Sprintf("server %q: the URL carries user information", name),

@@ -225,3 +225,64 @@ func (n *mnode[V]) Star() (action.Shape, bool) { return n.other, n.other != nil 
 func (n *mnode[V]) Literals(yield func(string) bool) { maps.Keys(n.lits)(yield) }
 
 func (n *mnode[V]) NumLiterals() int { return len(n.lits) }
+
+// Except is the coarsest regions of the actions longer than prefix (those
+// prefix.* matches) whose value keep rejects, actions in no region Set
+// included (they have the zero value). Coarsening a report uses it: prefix.*
+// minus Except holds exactly the actions whose value keep accepts.
+func (m *Map[V]) Except(prefix []string, keep func(V) bool) []Region {
+	var zero V
+	rejects := func(v V) bool { return !keep(v) }
+	var cp func(n *mnode[V]) *mnode[bool]
+	cp = func(n *mnode[V]) *mnode[bool] {
+		if n == nil {
+			return &mnode[bool]{self: rejects(zero), more: rejects(zero), hasMore: true}
+		}
+		c := &mnode[bool]{self: rejects(n.self)}
+		switch {
+		case n.hasMore:
+			c.more, c.hasMore = rejects(n.more), true
+		case n.other == nil && len(n.lits) == 0:
+			c.more, c.hasMore = rejects(zero), true
+		default:
+			c.other = cp(n.other)
+			for l, k := range n.lits {
+				c.lit(l)
+				c.lits[l] = cp(k)
+			}
+		}
+		return c
+	}
+	// The node prefix leads to, as Get finds it.
+	n := &m.root
+	for _, s := range prefix {
+		if n == nil || n.hasMore {
+			break
+		}
+		next := n.lits[s]
+		if next == nil {
+			next = n.other
+		}
+		n = next
+	}
+	var sub *mnode[bool]
+	if n != nil && n.hasMore {
+		// Every longer action has n's one value.
+		sub = &mnode[bool]{more: rejects(n.more), hasMore: true}
+	} else {
+		sub = cp(n)
+	}
+	sub.self = false // prefix itself is not in prefix.*
+	var out Map[bool]
+	at := &out.root
+	for _, s := range prefix {
+		at = at.lit(s)
+	}
+	*at = *sub
+	var regions []Region
+	out.Regions(func(r Region, _ bool) bool {
+		regions = append(regions, r.Clone())
+		return true
+	})
+	return regions
+}

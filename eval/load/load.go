@@ -218,14 +218,14 @@ func FromSources(ctx context.Context, in Input) (p *Policy, ds diag.List, err er
 		return nil, nil, err
 	}
 	if l.Diags.HasErrors() || len(l.Configs) == 0 {
-		return nil, l.Diags, fmt.Errorf("%w: %d errors", ErrInvalid, len(Errors(l.Diags)))
+		return nil, l.Diags, fmt.Errorf("%w: %s", ErrInvalid, diag.Plural(len(Errors(l.Diags)), "error"))
 	}
 	ds = l.Diags
 	if !in.Unlinted {
 		ds = l.Lint()
 	}
 	if ds.HasErrors() {
-		return nil, ds, fmt.Errorf("%w: %d errors", ErrLint, len(Errors(ds)))
+		return nil, ds, fmt.Errorf("%w: %s", ErrLint, diag.Plural(len(Errors(ds)), "error"))
 	}
 	out, err := compile.Compile(compile.Input{Config: l.Configs[0], Orgs: l.Orgs})
 	if err != nil {

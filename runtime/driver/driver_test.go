@@ -34,7 +34,7 @@ func TestParseScriptErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"tool":"rm"}`:                                        `line 1: unknown tool "rm"`,
 		"\n" + `{"tool":"exec"}`:                               "line 2: exec needs argv",
-		`{"tool":"exec","argv":["x"],"evil":1}`:                `line 1: json: unknown field "evil"`,
+		`{"tool":"exec","argv":["x"],"evil":1}`:                `line 1: unknown field "evil"; the tool takes argv, dir, stdin, background, timeout`,
 		`{"tool":"exec","argv":["x"],"timeout":"soon"}`:        "line 1: timeout:",
 		`{"tool":"exec","argv":["x"],"timeout":"-1s"}`:         "a time limit is positive",
 		`{"tool":"mcp","server":"s","name":"t","arguments":1}`: "must be a JSON object",
@@ -45,6 +45,20 @@ func TestParseScriptErrors(t *testing.T) {
 		`{"tool":"exec","argv":["x"],"timeout":0}`:             "a time limit is positive",
 	} {
 		if _, err := ParseScript([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", in, err, want)
+		}
+	}
+	// A value of the wrong type is said in the JSON's terms: the line, the
+	// field, what it must be and what it is, no Go type.
+	for in, want := range map[string]string{
+		`{"tool":"exec","argv":"ls -l"}`:                  `line 1: argv must be a list of strings, such as ["ls", "-l"], not a string`,
+		`{"tool":"exec","argv":[1]}`:                      `line 1: argv must be a string, not a number`,
+		`{"tool":"exec","argv":["ls"],"background":"no"}`: `line 1: background must be true or false, not a string`,
+		"\n" + `{"tool":"fetch_url","url":["x"]}`:         `line 2: url must be a string, not a list`,
+		`{"tool":"exec","argv":["ls"],"dir":{}}`:          `line 1: dir must be a string, not an object`,
+	} {
+		_, err := ParseScript([]byte(in))
+		if err == nil || err.Error() != want {
 			t.Errorf("%s: got %v, want %q", in, err, want)
 		}
 	}
