@@ -25,7 +25,7 @@ func inManagedNS(t *testing.T, dir string, orgs map[string]string, mode, setup s
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := "set -e; mount -t tmpfs tmpfs /etc; mkdir -p /etc/chock/org.d; chmod 755 /etc/chock /etc/chock/org.d\n"
+	script := "set -e; mount -t tmpfs -o mode=755 tmpfs /etc; mkdir -p /etc/chock/org.d; chmod 755 /etc/chock /etc/chock/org.d\n"
 	for name, text := range orgs {
 		src := filepath.Join(dir, "managed-"+name)
 		if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
@@ -68,6 +68,10 @@ func TestManagedCeiling(t *testing.T) {
 	out, err = inManagedNS(t, dir, acme, "644", "chmod 777 /etc/chock/org.d", "eval", "exec.path.gh")
 	if err == nil || !strings.Contains(out, "/etc/chock/org.d is writable by group or others") {
 		t.Errorf("a world-writable managed folder was used (%v):\n%s", err, out)
+	}
+	out, err = inManagedNS(t, dir, acme, "644", "chmod 777 /etc/chock", "eval", "exec.path.gh")
+	if err == nil || !strings.Contains(out, "/etc/chock is writable by group or others") {
+		t.Errorf("a world-writable folder above the managed one was trusted (%v):\n%s", err, out)
 	}
 	out, err = inManagedNS(t, dir, acme, "644", "ln -s /etc/chock/org.d/acme.zon /etc/chock/org.d/link.zon", "eval", "exec.path.gh")
 	if err == nil || !strings.Contains(out, "not a link") {

@@ -30,10 +30,27 @@ const maxManaged = 64 << 20
 var ErrManaged = errors.New("the managed org ceilings cannot be used")
 
 // Managed reads the managed org ceilings in dir (ManagedDir): none when dir
-// does not exist. The folder and every file in it must be owned by root
-// and not writable by group or others, and each file a regular file (not
+// does not exist. The folder, the folders above it and every file in it
+// must be owned by root and not writable by group or others, and each file a regular file (not
 // a link); anything else is ErrManaged, naming the file and why.
 func Managed(dir string) ([]Source, error) {
+	// The folders above it must be root's too: one another user may write
+	// could have the ceiling moved away, or replaced.
+	for up := filepath.Dir(dir); ; up = filepath.Dir(up) {
+		st, err := os.Lstat(up)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("%w: %v", ErrManaged, err)
+		default:
+			if err := trusted(up, st, true); err != nil {
+				return nil, err
+			}
+		}
+		if up == filepath.Dir(up) {
+			break
+		}
+	}
 	st, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
