@@ -14,6 +14,7 @@ import (
 	"github.com/chockhq/chock/internal/clientconf"
 	"github.com/chockhq/chock/internal/safefile"
 	"github.com/chockhq/chock/internal/udiff"
+	"github.com/chockhq/chock/runtime/hook"
 	"github.com/spf13/cobra"
 )
 
@@ -117,7 +118,7 @@ func runConnect(_ context.Context, args []string, p connectParams, std stdio) er
 	// project's folder (where the client starts the server); Codex's
 	// user-wide file by absolute path.
 	inProject := func(full string) string {
-		if rel, err := filepath.Rel(project, full); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if rel, err := filepath.Rel(project, full); err == nil && filepath.IsLocal(rel) {
 			return filepath.ToSlash(rel)
 		}
 		return full
@@ -148,7 +149,18 @@ func runConnect(_ context.Context, args []string, p connectParams, std stdio) er
 	var edits []clientconf.Edit
 	if p.hooks {
 		// The hook runs in the project's folder, as the client does.
-		line := append([]string{selfCommand(), "hook", client}, entry.Args[2:]...)
+		// The hook runs in whatever folder the agent is in: Claude Code's
+		// names the policy from $CLAUDE_PROJECT_DIR, which it sets for
+		// hooks; Gemini CLI's by absolute path. Every word is quoted.
+		line := []string{hook.Quote(selfCommand()), "hook", client}
+		for i := 2; i+1 < len(entry.UserArgs); i += 2 {
+			flag, full := entry.UserArgs[i], entry.UserArgs[i+1]
+			arg := hook.Quote(full)
+			if rel := inProject(full); client == "claude-code" && rel != full {
+				arg = `"$CLAUDE_PROJECT_DIR"/` + hook.Quote(rel)
+			}
+			line = append(line, flag, arg)
+		}
 		edits, err = clientconf.PlanHooks(client, clientconf.Hook{Command: strings.Join(line, " "), PolicyFiles: entry.PolicyFiles}, places, readIfThere)
 		if err != nil {
 			return failed(exitUsage, err)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chockhq/chock/compile"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval/load"
@@ -270,6 +271,23 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, gd *guard,
 		fmt.Fprintf(std.err, "chock mcp serve: the policy's files changed, and %s; the running policy stays\n", why)
 		g.Kept(why)
 	}
+	// requireManaged keeps a policy without the managed ceilings (or the
+	// orgs its project expects) out, as loading does.
+	requireManaged := func(pol *load.Policy) bool {
+		managed, err := load.Managed(load.ManagedDir)
+		var need []string
+		if err == nil {
+			need, err = load.OrgNames(managed, compile.ReadOptions{})
+		}
+		if err == nil {
+			err = load.RequireOrgs(pol, need)
+		}
+		if err != nil {
+			kept(err.Error())
+			return false
+		}
+		return true
+	}
 	// admit holds an edit that widens (guard): the running policy stays.
 	admit := func(cfg *config.Config, orgs []*config.Org) bool {
 		err := gd.admit(ctx, cfg, orgs)
@@ -297,7 +315,7 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, gd *guard,
 			kept(err.Error())
 			return
 		}
-		if pol.Engine.Revision() == g.Revision() || !admit(nil, nil) {
+		if pol.Engine.Revision() == g.Revision() || !requireManaged(pol) || !admit(nil, nil) {
 			return
 		}
 		if err := g.Adopt(ctx, pol.Engine, nil, bundleSources(pol.Engine.Meta())); err != nil {
@@ -341,7 +359,7 @@ func (p *policyFlags) reload(ctx context.Context, g *gateway.Gateway, gd *guard,
 	if pol.Engine.Revision() == g.Revision() {
 		return // the same policy (a save with no change)
 	}
-	if !admit(pol.Config, pol.Orgs) {
+	if !requireManaged(pol) || !admit(pol.Config, pol.Orgs) {
 		return
 	}
 	b, err := pol.Output.Bundle(nil)

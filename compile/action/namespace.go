@@ -114,23 +114,33 @@ func (n *Namespace) Build(values ...string) (string, error) {
 	if len(values) != len(n.holes) {
 		return "", fmt.Errorf("%s takes %d values, not %d", n.Form, len(n.holes), len(values))
 	}
-	out, seg := n.Form, ""
-	for i, hole := range n.holes {
-		seg = values[i]
+	// The form's segments, each placeholder filled in turn: a value never
+	// fills another's placeholder, and one inside the form is one segment.
+	segs := strings.Split(n.Form, ".")
+	k := 0
+	for i, sg := range segs {
+		if !strings.HasPrefix(sg, "<") {
+			continue
+		}
+		hole, v := n.holes[k], values[k]
+		k++
 		if w := parts[hole].write; w != nil {
 			var err error
-			if seg, err = w(seg); err != nil {
+			if v, err = w(v); err != nil {
 				return "", err
 			}
 		}
-		out = strings.Replace(out, "<"+hole+">", seg, 1)
-	}
-	if _, err := ParseAction(out); err != nil {
-		last := len(n.holes) - 1
-		if last < 0 {
-			return "", fmt.Errorf("%s cannot form an action: %v", out, err)
+		if i < len(segs)-1 && strings.Contains(v, ".") {
+			return "", fmt.Errorf("%s %q cannot form an action: it is one segment, with no '.'", parts[hole].noun, v)
 		}
-		return "", fmt.Errorf("%s %q cannot form an action: %v", parts[n.holes[last]].noun, seg, err)
+		if _, err := ParseAction("x." + v); err != nil {
+			return "", fmt.Errorf("%s %q cannot form an action: %v", parts[hole].noun, v, err)
+		}
+		segs[i] = v
+	}
+	out := strings.Join(segs, ".")
+	if _, err := ParseAction(out); err != nil {
+		return "", fmt.Errorf("%s cannot form an action: %v", out, err)
 	}
 	return out, nil
 }

@@ -49,6 +49,8 @@ func TestNamespaceBuild(t *testing.T) {
 		{MCPHostNS, []string{"notion", "[2001:db8::1]"}, "mcp.notion.host.[2001:db8::1]", ""},
 		{MCPToolNS, []string{"notion", "a..b"}, "", `tool name "a..b" cannot form an action`},
 		{NixBuild, nil, "nix.build", ""},
+		{MCPToolNS, []string{"a.tool.x", "y"}, "", `server name "a.tool.x" cannot form an action: it is one segment`},
+		{MCPToolNS, []string{"<tool>", "y"}, "mcp.<tool>.tool.y", ""},
 		{NixBuild, []string{"x"}, "", "takes 0 values, not 1"},
 	} {
 		got, err := c.ns.Build(c.values...)

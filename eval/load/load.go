@@ -330,7 +330,7 @@ func projectNamed(in Input) (Input, map[string]string) {
 				continue
 			}
 			name := filepath.Base(abs)
-			if rel, err := filepath.Rel(project, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			if rel, err := filepath.Rel(project, abs); err == nil && filepath.IsLocal(rel) {
 				name = filepath.ToSlash(rel)
 			}
 			out[i].Name = name

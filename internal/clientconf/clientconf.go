@@ -215,10 +215,7 @@ func claudeSettings(e Entry) func([]byte) ([]byte, []string, []string, error) {
 			return nil, nil, nil, err
 		}
 		var changes []string
-		var files []string
-		for _, f := range append(append([]string(nil), e.PolicyFiles...), ".mcp.json", ".claude/**") {
-			files = append(files, "Edit("+f+")", "Write("+f+")")
-		}
+		files := editRules(append(append([]string(nil), e.PolicyFiles...), ".mcp.json", ".claude/**"))
 		for _, g := range []struct {
 			key   string
 			names []string
@@ -403,10 +400,7 @@ func PlanHooks(client string, h Hook, at Places, read func(string) ([]byte, erro
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			var files []string
-			for _, f := range append(append([]string(nil), h.PolicyFiles...), ".claude/**") {
-				files = append(files, "Edit("+f+")", "Write("+f+")")
-			}
+			files := editRules(append(append([]string(nil), h.PolicyFiles...), ".claude/**"))
 			change, err := gains(o, "permissions", "deny", files, "the client's own edit tools cannot change the policy or the client's settings, hook or not")
 			if err != nil {
 				return nil, nil, nil, err
@@ -467,4 +461,14 @@ func addHook(o *object, event, matcher string, entry map[string]any, command str
 		return nil, err
 	}
 	return []string{fmt.Sprintf("hooks.%s gains %s before every tool call: the client's own tools stay on, and chock decides each call", event, command)}, nil
+}
+
+// editRules are Claude Code's Edit and Write rules for each file pattern:
+// 2.1.328 holds Edit() against both its tools, and Write() is its own.
+func editRules(files []string) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, "Edit("+f+")", "Write("+f+")")
+	}
+	return out
 }

@@ -203,15 +203,15 @@ func commandText(v any) (string, bool) {
 			if !ok {
 				return "", false
 			}
-			words = append(words, syntaxQuote(s))
+			words = append(words, Quote(s))
 		}
 		return strings.Join(words, " "), len(words) > 0
 	}
 	return "", false
 }
 
-// syntaxQuote quotes one argv word for a shell line.
-func syntaxQuote(s string) string {
+// Quote quotes one argv word for a shell line.
+func Quote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
 		return s
 	}

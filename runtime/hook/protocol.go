@@ -156,9 +156,9 @@ func Sandboxed(client string, ev *Event, prefix []string) map[string]any {
 	}
 	words := make([]string, 0, len(prefix)+3)
 	for _, w := range prefix {
-		words = append(words, syntaxQuote(w))
+		words = append(words, Quote(w))
 	}
-	words = append(words, "bash", "-c", syntaxQuote(text))
+	words = append(words, "bash", "-c", Quote(text))
 	out[field] = strings.Join(words, " ")
 	return out
 }

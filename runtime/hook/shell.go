@@ -9,6 +9,7 @@ package hook
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -40,7 +41,7 @@ var builtins = map[string]bool{
 	"cd": true, "export": true, "set": true, "unset": true, "read": true, "local": true, "declare": true,
 	"typeset": true, "readonly": true, "shift": true, "return": true, "exit": true, "break": true,
 	"continue": true, "pushd": true, "popd": true, "dirs": true, "umask": true, "wait": true, "jobs": true,
-	"fg": true, "bg": true, "getopts": true, "hash": true, "type": true, "shopt": true, "let": true,
+	"fg": true, "bg": true, "getopts": true, "type": true, "shopt": true, "let": true,
 	":": true, "test": true, "[": true, "disown": true, "suspend": true, "ulimit": true, "times": true,
 }
 
@@ -87,9 +88,42 @@ func (s *Shell) parse(text string, depth int) {
 			s.redirect(n)
 		case *syntax.CoprocClause:
 			s.unknown("a coprocess")
+		case *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+			// Arithmetic evaluates the variables it names, recursively, and
+			// an array subscript in their values runs $(...).
+			t := text[n.Pos().Offset():n.End().Offset()]
+			t = strings.TrimPrefix(strings.TrimPrefix(t, "$(("), "((")
+			if strings.ContainsAny(t, "$`") || strings.IndexFunc(t, isNameRune) >= 0 {
+				s.unknown("arithmetic on names or substitutions (a subscript in a value can run a command)")
+			}
+		case *syntax.DeclClause, *syntax.TestClause:
+			if t := text[n.Pos().Offset():n.End().Offset()]; strings.Contains(t, "[") && strings.ContainsAny(t, "$`") || strings.Contains(t, "-v") {
+				s.unknown("a subscript or -v test the shell evaluates (it can run a command)")
+			}
+		case *syntax.Assign:
+			if n.Name != nil && codeVars(n.Name.Value) {
+				s.unknown("it sets %s, which changes what a later program runs", n.Name.Value)
+			}
 		}
 		return true
 	})
+}
+
+func isNameRune(r rune) bool { return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
+
+// codeVars says whether setting variable name changes which code a
+// program runs (the search path, a preloaded library, a shell's startup
+// file, a pager or editor a program starts).
+func codeVars(name string) bool {
+	switch name {
+	case "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH",
+		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_ASKPASS", "GIT_EXEC_PATH",
+		"PAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "BROWSER",
+		"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB",
+		"RUBYOPT", "RUBYLIB", "GOFLAGS", "CC", "CXX", "LDFLAGS", "MAKEFLAGS":
+		return true
+	}
+	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_CONFIG")
 }
 
 // literal is w's value when the text fixes it (literals and quotes only,
@@ -99,7 +133,13 @@ func literal(w *syntax.Word) (string, bool) {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			b.WriteString(unescape(p.Value, false))
+			v := p.Value
+			// An unquoted glob or brace is expanded by the shell (over
+			// files anyone may have named): not fixed. {} alone stays.
+			if !escapedAll(v) {
+				return "", false
+			}
+			b.WriteString(unescape(v, false))
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				return "", false // $'…' escapes: not worth reading as the shell would
@@ -118,6 +158,24 @@ func literal(w *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// escapedAll says whether the shell would expand nothing in v: every glob
+// character escaped, and no brace holding a comma or "..".
+func escapedAll(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return false
+		case '{':
+			if end := strings.IndexByte(v[i:], '}'); end > 0 && strings.ContainsAny(v[i:i+end], ",") || end > 0 && strings.Contains(v[i:i+end], "..") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // unescape takes away the backslashes the shell takes away: every one
@@ -147,6 +205,12 @@ func unescape(s string, dquoted bool) string {
 }
 
 func (s *Shell) redirect(r *syntax.Redirect) {
+	if r.Word != nil {
+		if w, ok := literal(r.Word); ok && (strings.HasPrefix(w, "/dev/tcp/") || strings.HasPrefix(w, "/dev/udp/")) {
+			s.unknown("a redirection to %s, a network connection", w)
+			return
+		}
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
 	case syntax.DplOut:
@@ -200,11 +264,17 @@ func (s *Shell) argv(argv []string, fixed []bool, depth int) {
 		return
 	case s.funcs[name]:
 		return // a function the text defines: asked already
+	case (name == "test" || name == "[") && slices.Contains(argv, "-v"):
+		s.unknown("test -v evaluates a subscript (it can run a command)")
+		return
 	case builtins[name]:
 		return // a builtin that runs no program
 	}
 	if !builtinWrappers[name] {
 		s.Programs = append(s.Programs, name)
+	}
+	if strings.Contains(name, "/") {
+		s.unknown("%s names a file by its path, which the text cannot show is the program its name means (chock hook --sandbox checks it)", name)
 	}
 	switch base {
 	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash":
@@ -231,10 +301,23 @@ func (s *Shell) argv(argv []string, fixed []bool, depth int) {
 		return
 	}
 	i := skipOptions(argv, fixed, 1, w)
+	for j := i; j < i+w.positional+1 && j < len(argv); j++ {
+		if !fixed[j] {
+			s.unknown("%s with an argument the shell expands, so what it runs is not in the text", base)
+			return
+		}
+	}
+	for j := 1; j < i; j++ {
+		if name, _, ok := strings.Cut(argv[j], "="); ok && w.assigns && !strings.HasPrefix(argv[j], "-") && codeVars(name) {
+			s.unknown("%s sets %s, which changes what the program runs", base, name)
+		}
+	}
 	if w.shellOpt != "" {
 		for j := 1; j < i; j++ {
-			if argv[j] == w.shellOpt || strings.HasPrefix(argv[j], w.shellOpt+"=") {
-				s.unknown("%s %s runs a command line chock cannot read", base, w.shellOpt)
+			a := argv[j]
+			short := strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, w.shellOpt[1:])
+			if short || strings.HasPrefix(a, "--s") {
+				s.unknown("%s %s runs a command line chock cannot read", base, a)
 			}
 		}
 	}
@@ -272,10 +355,10 @@ var wrapperOf = map[string]wrapper{
 	"exec":    {valued: "a"},
 	"setsid":  {},
 	"stdbuf":  {valued: "ioe", long: []string{"--input", "--output", "--error"}},
-	"sudo":    {valued: "ugCDhprTU", long: []string{"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user"}},
+	"sudo":    {valued: "ugCDhprTUtR", long: []string{"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user"}},
 	"doas":    {valued: "uC"},
-	"xargs":   {valued: "ILnPdsaE", long: []string{"--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-chars", "--eof", "--replace", "--max-lines"}},
-	"watch":   {valued: "nqd", long: []string{"--interval"}},
+	"xargs":   {valued: "ILnPdsaE", long: []string{"--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-chars"}},
+	"watch":   {valued: "nq", long: []string{"--interval"}},
 	"chrt":    {positional: 1},
 	"ionice":  {valued: "cnp", long: []string{"--class", "--classdata", "--pid"}},
 	"taskset": {positional: 1},
@@ -348,7 +431,13 @@ func (s *Shell) shell(name string, args []string, fixed []bool, depth int) {
 // find lists what -exec, -execdir, -ok and -okdir run.
 func (s *Shell) find(args []string, fixed []bool, depth int) {
 	for i := 0; i < len(args); i++ {
+		if !fixed[i] {
+			s.unknown("find with an argument the shell expands (it could be -exec)")
+			return
+		}
 		switch args[i] {
+		case "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
+			s.unknown("find %s deletes or writes files", args[i])
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
 			for j < len(args) && !(fixed[j] && (args[j] == ";" || args[j] == "+")) {

@@ -135,7 +135,11 @@ func hungUp(fd int) bool {
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
-		return err != nil || p[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
+		if err != nil {
+			return true
+		}
+		// A notification still pending is read first, hung up or not.
+		return p[0].Revents&unix.POLLIN == 0 && p[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
 	}
 }
 
