@@ -111,6 +111,11 @@ func runInit() error {
 	if err := unix.Chdir(dir); err != nil {
 		return &Error{Step: "entering " + dir, Err: err}
 	}
+	if spec.Net {
+		if err := netInit(); err != nil {
+			return err
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return &Error{Step: "no_new_privs", Err: err}
 	}
