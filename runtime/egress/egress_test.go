@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
-	"slices"
 	"testing"
 
 	"github.com/chockhq/chock/internal/netaddr"
