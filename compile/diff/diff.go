@@ -339,13 +339,13 @@ func programChanges(old, cur *config.Config) []ProgramChange {
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		o, nw := om[n], nm[n]
 		var oPinned, nPinned bool
-		var oPaths, nPaths, oCalls, nCalls []string
+		var oPaths, nPaths, oCalls, nCalls, oConns, nConns []string
 		span := diag.Span{}
 		if o != nil {
-			oPinned, oPaths, oCalls, span = o.Paths.Set, texts(o.Paths), texts(o.Calls), o.Span
+			oPinned, oPaths, oCalls, oConns, span = o.Paths.Set, texts(o.Paths), texts(o.Calls), texts(o.Connects), o.Span
 		}
 		if nw != nil {
-			nPinned, nPaths, nCalls, span = nw.Paths.Set, texts(nw.Paths), texts(nw.Calls), nw.Span
+			nPinned, nPaths, nCalls, nConns, span = nw.Paths.Set, texts(nw.Paths), texts(nw.Calls), texts(nw.Connects), nw.Span
 		}
 		switch {
 		case !oPinned && nPinned:
@@ -371,6 +371,16 @@ func programChanges(old, cur *config.Config) []ProgramChange {
 		}
 		for _, c := range oCalls {
 			if !slices.Contains(nCalls, c) {
+				add(n, "no longer declares "+c, Narrowed, span)
+			}
+		}
+		for _, c := range nConns {
+			if !slices.Contains(oConns, c) {
+				add(n, "newly declares "+c+" (its calls may reach those hosts)", Widened, span)
+			}
+		}
+		for _, c := range oConns {
+			if !slices.Contains(nConns, c) {
 				add(n, "no longer declares "+c, Narrowed, span)
 			}
 		}

@@ -59,6 +59,63 @@ func (l *linter) programs(c *config.Config) {
 			}
 			l.declaredCall(p, call, a)
 		}
+		for _, conn := range p.Connects.Value {
+			pat, why := ProgramConnect(conn.Value)
+			if why != "" {
+				l.add(conn.Span, CodeProgramConnect, why, "declare the hosts it reaches, such as net.connect.org.pypi.*")
+				continue
+			}
+			l.declaredConnect(p, conn, pat)
+		}
+	}
+}
+
+// ProgramConnect is the pattern a .connects entry declares, or why it
+// declares none: a net.connect pattern narrower than the namespace.
+func ProgramConnect(s string) (action.Pattern, string) {
+	p, err := action.ParsePattern(s)
+	if err != nil {
+		return action.Pattern{}, fmt.Sprintf("%q is not a pattern: %v", s, err)
+	}
+	ns := action.NetConnect.Pattern()
+	switch {
+	case !action.Covers(ns, p):
+		return action.Pattern{}, fmt.Sprintf("%q is not in net.connect.<host>: a program declares the hosts its calls reach", s)
+	case action.Covers(p, ns):
+		return action.Pattern{}, fmt.Sprintf("%q is every host: a declaration names the hosts a program reaches, such as net.connect.org.pypi.*", s)
+	}
+	return p, ""
+}
+
+// declaredConnect reports a declared connection the project refuses by a
+// rule as narrow, or an org ceiling does not allow, at an action the
+// pattern matches (config.DeclaredConnectRuns).
+func (l *linter) declaredConnect(p *config.Program, conn config.Text, pat action.Pattern) {
+	a := witness(pat, pat)
+	if a == nil {
+		return
+	}
+	res := l.evaluator(a).Decide(a, config.Loop)
+	verdicts := make([]config.LayerVerdict, len(res.Layers))
+	for i, lr := range res.Layers {
+		verdicts[i].Decision = lr.Decision
+		if lr.Rule != nil {
+			verdicts[i].Rule = lr.Rule.Pattern.String()
+		}
+	}
+	switch i := config.DeclaredConnectRuns(pat.String(), verdicts); {
+	case i == 0:
+		lr := res.Layers[0]
+		l.add(conn.Span, CodeProgramConnectDenied, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, pat, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
+			"drop the declaration, or the rule")
+	case i > 0:
+		lr := res.Layers[i]
+		where := "its default"
+		if lr.Rule != nil {
+			where = fmt.Sprintf("%q at %s", lr.Rule.Pattern, at(lr.Rule.Span))
+		}
+		l.add(conn.Span, CodeProgramConnectDenied, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, pat, lr.Layer.Name, lr.Decision, where),
+			"a declaration cannot widen an org ceiling; only the org's owners can permit it")
 	}
 }
 

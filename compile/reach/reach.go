@@ -246,6 +246,32 @@ func (r *reporter) program(p *config.Program) {
 		}
 		r.add("program %s: calls %s %s", name, c.Value, verdict)
 	}
+	for _, c := range p.Connects.Value {
+		pat, err := action.ParsePattern(c.Value)
+		if err != nil || !action.Covers(action.NetConnect.Pattern(), pat) || action.Covers(pat, action.NetConnect.Pattern()) {
+			continue // lint's program-connect
+		}
+		// Decided at one host the pattern matches (its '*'s an "x").
+		segs := strings.Split(pat.String(), ".")
+		for i, s := range segs {
+			if s == "*" {
+				segs[i] = "x"
+			}
+		}
+		a, err := action.ParseAction(strings.Join(segs, "."))
+		if err != nil {
+			continue
+		}
+		res := r.ev.Decide(a, config.Loop)
+		verdict := "allow (declared: only " + name + "'s calls reach them)"
+		switch i := config.DeclaredConnectRuns(c.Value, nativeVerdicts(res)); {
+		case i == 0:
+			verdict = fmt.Sprintf("refused (the project's rule gives %s)", res.Layers[0].Decision)
+		case i > 0:
+			verdict = fmt.Sprintf("refused (org:%s gives %s)", res.Layers[i].Layer.Name, res.Layers[i].Decision)
+		}
+		r.add("program %s: connects %s %s", name, c.Value, verdict)
+	}
 }
 
 // nativeVerdicts are a native decision's layers as config.DeclaredCallRuns
