@@ -370,12 +370,12 @@ type ServerMeta struct {
 
 // ProgramMeta is one .programs entry.
 type ProgramMeta struct {
-	Name  string    `json:"name"`
-	Paths []string  `json:"paths,omitempty"`
-	Calls []string  `json:"calls,omitempty"`
+	Name  string   `json:"name"`
+	Paths []string `json:"paths,omitempty"`
+	Calls []string `json:"calls,omitempty"`
 	// Connects are its declared net.connect patterns.
-	Connects []string `json:"connects,omitempty"`
-	Span  diag.Span `json:"span"`
+	Connects []string  `json:"connects,omitempty"`
+	Span     diag.Span `json:"span"`
 	// Pinned says .paths is written: the program runs only as those files.
 	Pinned bool `json:"pinned,omitempty"`
 }
