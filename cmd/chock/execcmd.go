@@ -88,6 +88,9 @@ func runExec(ctx context.Context, argv []string, p execParams, std stdio) error 
 	}
 	std.raw.Write([]byte(res.Stdout))
 	std.err.Write([]byte(res.Stderr))
+	for _, l := range res.Network {
+		fmt.Fprintf(std.err, "chock exec: %s\n", safetext.Line(l))
+	}
 	if res.TimedOut {
 		fmt.Fprintln(std.err, "chock exec: the time limit was reached")
 	}

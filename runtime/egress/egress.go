@@ -46,6 +46,9 @@ type Verdict struct {
 	// model: the action, the deciding rule with its position and its
 	// .why. It never says how to change the policy.
 	Refusal string
+	// Layer and Rule name what decided, for the log ("project",
+	// "net.connect.* (chock.zon:3:9)").
+	Layer, Rule string
 }
 
 // Decider decides connections. It may block (an ask) until ctx ends.
@@ -83,6 +86,8 @@ type Record struct {
 	Via      string
 	Action   string
 	Allowed  bool
+	Layer    string
+	Rule     string
 	Addr     netip.Addr // the address dialled, when one was
 	Sent     int64      // bytes from the program to the host
 	Received int64      // bytes from the host to the program
@@ -371,7 +376,7 @@ func (c *Call) decide(host string, port int, via string, rec *Record) (Verdict, 
 		return Verdict{Refusal: "chock refused the connection to " + h + ": localhost is this machine (a program reaches its own call's loopback directly)"}, false
 	}
 	v := c.d.Decide(c.ctx, Request{Host: h, Port: port, Via: via})
-	rec.Action, rec.Allowed = v.Action, v.Allow
+	rec.Action, rec.Allowed, rec.Layer, rec.Rule = v.Action, v.Allow, v.Layer, v.Rule
 	if !v.Allow {
 		rec.Outcome, rec.Why = RefusedByPolicy, v.Refusal
 		return v, false
