@@ -58,8 +58,9 @@ type callNet struct {
 	proxy *egress.Call
 	once  sync.Once
 
+	askMu   sync.Mutex
 	mu      sync.Mutex
-	answers map[string]bool
+	answers map[string]string // host → why the answer refuses ("" for yes)
 	refused []string
 	more    int
 }
@@ -81,7 +82,7 @@ func (s *Session) serveNet(ctx context.Context, c *Call, ls *sandbox.NetListener
 		hl.Close()
 		return nil, err
 	}
-	n := &callNet{s: s, c: c, answers: map[string]bool{}}
+	n := &callNet{s: s, c: c, answers: map[string]string{}}
 	p := &egress.Proxy{Resolver: s.opts.Resolver, Log: n.logged}
 	n.proxy = p.Serve(ctx, egress.DeciderFunc(n.decide), hl, sl)
 	return n, nil
@@ -134,28 +135,37 @@ func (n *callNet) decide(ctx context.Context, r egress.Request) egress.Verdict {
 		v.Allow = true
 		return v
 	case config.Ask:
+		if _, nobody := s.opts.Asker.(DenyAsker); nobody {
+			v.Refusal = fmt.Sprintf("refused by chock: %s (port %d): %s, and nobody can be asked in this session%s", act, r.Port, eval.Describe(d), whyOf(d))
+			return v
+		}
+		// One question at a time for the call: a second connection to the
+		// host waits for the first one's answer, and takes it.
+		n.askMu.Lock()
+		defer n.askMu.Unlock()
 		n.mu.Lock()
-		ok, answered := n.answers[r.Host]
+		no, answered := n.answers[r.Host]
 		n.mu.Unlock()
 		if !answered {
-			if _, nobody := s.opts.Asker.(DenyAsker); nobody {
-				v.Refusal = fmt.Sprintf("refused by chock: %s (port %d): %s, and nobody can be asked in this session%s", act, r.Port, eval.Describe(d), whyOf(d))
-				return v
-			}
 			err := s.permit(ctx, d, c.ID)
-			ok = err == nil
+			no = "the answer was no"
+			if err == nil {
+				no = ""
+			} else if re, ok := err.(*RefusedError); ok {
+				no = strings.TrimPrefix(re.Reason, "the policy asks, and ")
+			}
 			if ctx.Err() == nil {
 				n.mu.Lock()
-				n.answers[r.Host] = ok
+				n.answers[r.Host] = no
 				n.mu.Unlock()
 			}
 		}
-		if ok {
+		if no == "" {
 			v.Allow = true
 			v.Rule += ", asked: yes"
 			return v
 		}
-		v.Refusal = fmt.Sprintf("refused by chock: %s (port %d): %s, and the answer was no%s", act, r.Port, eval.Describe(d), whyOf(d))
+		v.Refusal = fmt.Sprintf("refused by chock: %s (port %d): %s; %s%s", act, r.Port, eval.Describe(d), no, whyOf(d))
 		return v
 	}
 	reason := eval.Describe(d)

@@ -1,7 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"os"
+	"regexp"
+	"sync"
 	"strings"
 	"testing"
 	"time"
@@ -33,5 +36,56 @@ func TestNoNetworkByDefault(t *testing.T) {
 	log, _ := os.ReadFile(f.s.LogPath())
 	if !strings.Contains(string(log), `"kind":"net.connect"`) || !strings.Contains(string(log), `"outcome":"refused_by_policy"`) {
 		t.Fatalf("log:\n%s", log)
+	}
+}
+
+// countAsker answers every question with yes, or no, and counts them.
+type countAsker struct {
+	yes bool
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func (a *countAsker) Ask(_ context.Context, q Question) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == nil {
+		a.n = map[string]int{}
+	}
+	a.n[q.Action]++
+	return a.yes, nil
+}
+
+// TestConnectAskHoldsForTheCall: a host the policy asks about is asked
+// once in a call, the answer holding for the call's later connections to
+// it; a yes still meets the address rule (127.0.0.2 is this machine); a no
+// refuses with the rule named; nobody to ask refuses saying so.
+func TestConnectAskHoldsForTheCall(t *testing.T) {
+	policy := `.{ .policy = .{ .allow = .{ "exec.path.curl", "exec.path.sh" }, .ask = .{ "net.connect.127.0.0.2" } } }`
+	script := "curl -sS http://127.0.0.2:9/a; curl -sS http://127.0.0.2:9/b"
+	yes := &countAsker{yes: true}
+	f := newFixture(t, policy, nil, yes)
+	res, err := f.exec(t, 20*time.Second, "sh", "-c", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if yes.n["net.connect.127.0.0.2"] != 1 || len(res.Network) != 2 || !strings.Contains(res.Network[1], "127.0.0.2 resolves to 127.0.0.2, a loopback address") {
+		t.Fatalf("asked %v; %+v", yes.n, res)
+	}
+	// The next call asks again: an answer holds for its call only.
+	if _, err := f.exec(t, 20*time.Second, "curl", "-sS", "http://127.0.0.2:9/c"); err != nil || yes.n["net.connect.127.0.0.2"] != 2 {
+		t.Fatalf("asked %v, %v", yes.n, err)
+	}
+	no := &countAsker{}
+	f = newFixture(t, policy, nil, no)
+	res, _ = f.exec(t, 20*time.Second, "sh", "-c", script)
+	want := regexp.MustCompile(`^refused by chock: net\.connect\.127\.0\.0\.2 \(port 9\): ask by project rule "net\.connect\.127\.0\.0\.2" at chock\.zon:1:\d+; the answer was no$`)
+	if no.n["net.connect.127.0.0.2"] != 1 || len(res.Network) != 2 || !want.MatchString(res.Network[0]) || res.Network[0] != res.Network[1] {
+		t.Fatalf("asked %v; %q", no.n, res.Network)
+	}
+	f = newFixture(t, policy, nil, nil)
+	res, _ = f.exec(t, 20*time.Second, "curl", "-sS", "http://127.0.0.2:9/")
+	if len(res.Network) != 1 || !strings.HasSuffix(res.Network[0], "and nobody can be asked in this session") {
+		t.Fatalf("%q", res.Network)
 	}
 }
