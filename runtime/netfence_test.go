@@ -4,8 +4,8 @@ import (
 	"context"
 	"os"
 	"regexp"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
