@@ -53,8 +53,11 @@ const maxNetLines = 20
 // holds for its host for the rest of the call) and the refusals for the
 // call's result.
 type callNet struct {
-	s     *Session
-	c     *Call
+	s *Session
+	c *Call
+	// id names whose connections these are in the log: the call's ID, or
+	// server:NAME.
+	id    string
 	proxy *egress.Call
 	once  sync.Once
 
@@ -73,19 +76,60 @@ func (s *Session) serveNet(ctx context.Context, c *Call, ls *sandbox.NetListener
 	if c.Exec != nil && c.Exec.Background {
 		return nil, nil
 	}
+	n := &callNet{s: s, c: c, id: c.ID, answers: map[string]string{}}
+	return n, n.serve(ctx, ls, n.decide)
+}
+
+// serve serves the listeners with decide.
+func (n *callNet) serve(ctx context.Context, ls *sandbox.NetListeners, decide egress.DeciderFunc) error {
 	hl, err := net.FileListener(ls.HTTP)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sl, err := net.FileListener(ls.SOCKS)
 	if err != nil {
 		hl.Close()
-		return nil, err
+		return err
 	}
-	n := &callNet{s: s, c: c, answers: map[string]string{}}
-	p := &egress.Proxy{Resolver: s.opts.Resolver, Log: n.logged}
-	n.proxy = p.Serve(ctx, egress.DeciderFunc(n.decide), hl, sl)
-	return n, nil
+	p := &egress.Proxy{Resolver: n.s.opts.Resolver, Log: n.logged}
+	n.proxy = p.Serve(ctx, decide, hl, sl)
+	return nil
+}
+
+// serveServer serves a local MCP server's listeners for the rest of the
+// session: a connection to HOST is decided as mcp.S.host.<HOST> at start
+// phase where a rule (not a default) decides that action, and otherwise
+// takes network's decision (mcp.S.network's), so a project narrows a
+// server to its hosts without changing what the seed grants.
+func (s *Session) serveServer(name string, network *eval.Decision, ls *sandbox.NetListeners) (*callNet, error) {
+	defer ls.Close()
+	n := &callNet{s: s, id: "server:" + name, answers: map[string]string{}}
+	decide := func(ctx context.Context, r egress.Request) egress.Verdict {
+		host := r.Host
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		act, err := action.MCPHostNS.Build(name, host)
+		if err != nil {
+			return egress.Verdict{Refusal: fmt.Sprintf("refused by chock: a connection to %s (port %d): the host forms no action: %v", r.Host, r.Port, err)}
+		}
+		d, err := s.decide(ctx, act, config.Start, n.id)
+		if err != nil {
+			return egress.Verdict{Action: act, Refusal: fmt.Sprintf("refused by chock: %s (port %d): the decision could not be made", act, r.Port)}
+		}
+		if l := d.Decider(); l == nil || l.Rule == nil {
+			d = network // no rule names the host: mcp.S.network decides
+		}
+		v := egress.Verdict{Action: d.Action, Layer: "project", Rule: "default", Allow: d.Decision == config.Allow}
+		if l := d.Decider(); l != nil {
+			v.Layer, v.Rule = l.Spelling(), l.RuleText()
+		}
+		if !v.Allow {
+			v.Refusal = fmt.Sprintf("refused by chock: %s (port %d) is %s at start%s", act, r.Port, eval.Describe(d), whyOf(d))
+		}
+		return v
+	}
+	return n, n.serve(context.Background(), ls, decide)
 }
 
 // close stops the call's proxy; every connection is logged when it returns.
@@ -187,7 +231,7 @@ func whyOf(d *eval.Decision) string {
 // declared names the .programs entry whose .connects lets the call's
 // program reach act ("" when none does), under config.DeclaredConnectRuns.
 func (n *callNet) declared(act string, d *eval.Decision) string {
-	if n.c.prog == nil {
+	if n.c == nil || n.c.prog == nil {
 		return ""
 	}
 	a, err := action.ParseAction(act)
@@ -225,7 +269,7 @@ func (n *callNet) logged(r egress.Record) {
 	if r.Allowed {
 		decision = "allow"
 	}
-	fields := []sessionlog.Field{sessionlog.F("call", n.c.ID), sessionlog.F("host", r.Host), sessionlog.F("port", r.Port), sessionlog.F("via", r.Via),
+	fields := []sessionlog.Field{sessionlog.F("call", n.id), sessionlog.F("host", r.Host), sessionlog.F("port", r.Port), sessionlog.F("via", r.Via),
 		sessionlog.F("action", r.Action), sessionlog.F("decision", decision), sessionlog.F("layer", r.Layer), sessionlog.F("rule", r.Rule),
 		sessionlog.F("sent", r.Sent), sessionlog.F("received", r.Received), sessionlog.F("outcome", r.Outcome)}
 	if r.Addr.IsValid() {

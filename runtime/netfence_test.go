@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -87,5 +88,56 @@ func TestConnectAskHoldsForTheCall(t *testing.T) {
 	res, _ = f.exec(t, 20*time.Second, "curl", "-sS", "http://127.0.0.2:9/")
 	if len(res.Network) != 1 || !strings.HasSuffix(res.Network[0], "and nobody can be asked in this session") {
 		t.Fatalf("%q", res.Network)
+	}
+}
+
+// TestServerNetworkThroughTheProxy: a local server with mcp.S.network
+// allowed has only its own loopback and chock's proxy: a host a rule
+// denies as mcp.S.host.<host> is refused with the rule, a host no rule
+// names takes mcp.S.network's allow and then meets the address rule (the
+// metadata address here: Go's client reaches a loopback one directly, which
+// is the server's own loopback), and
+// each connection is logged under the server.
+func TestServerNetworkThroughTheProxy(t *testing.T) {
+	policy := fmt.Sprintf(`.{
+    .policy = .{
+        .allow = .{ "mcp.helper.tool.*", "mcp.helper.network" },
+        .rules = .{ .{ .action = "mcp.helper.host.com.example", .decision = .deny, .why = "not the helper's" } },
+    },
+    .mcp_servers = .{ .{ .name = "helper", .command = %s } },
+}`, helperCommand(t, "get"))
+	f := newFixture(t, policy, nil, nil)
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil || len(sts) != 1 || !sts[0].Started || !sts[0].Network {
+		t.Fatalf("%+v %v", sts, err)
+	}
+	call := func(tool string, args string) string {
+		res, err := f.s.Run(context.Background(), &Call{Tool: "mcp", MCP: &MCPRequest{Server: "helper", Tool: tool, Arguments: []byte(args)}})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		return res.Content
+	}
+	if got := call("net", "{}"); got != "lo up 2" && got != "lo up 1" {
+		t.Errorf("the server's interfaces: %q", got)
+	}
+	if got := call("env", "{}"); !strings.Contains(got, "HTTP_PROXY=http://127.0.0.1:3128") || !strings.Contains(got, "ALL_PROXY=socks5h://127.0.0.1:1080") {
+		t.Errorf("the server's environment: %q", got)
+	}
+	got := call("get", `{"url":"http://example.com/"}`)
+	if !strings.HasPrefix(got, "403 ") || !strings.Contains(got, `refused by chock: mcp.helper.host.com.example (port 80) is deny by project rule "mcp.helper.host.com.example" at chock.zon:4:34 at start; why: not the helper's`) {
+		t.Errorf("a denied host: %q", got)
+	}
+	got = call("get", `{"url":"http://169.254.169.254/latest/"}`)
+	if !strings.HasPrefix(got, "403 ") || !strings.Contains(got, "169.254.169.254 resolves to 169.254.169.254, the cloud metadata address") {
+		t.Errorf("a host mcp.helper.network lets, on loopback: %q", got)
+	}
+	f.s.Close()
+	log, _ := os.ReadFile(f.s.LogPath())
+	for _, want := range []string{`"kind":"net.connect","time":`, `"call":"server:helper","host":"example.com","port":80,"via":"http","action":"mcp.helper.host.com.example","decision":"deny"`,
+		`"call":"server:helper","host":"169.254.169.254","port":80,"via":"http","action":"mcp.helper.network","decision":"allow"`, `"network":"through chock's egress proxy"`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the log has no %s:\n%s", want, log)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -298,6 +299,25 @@ except socket.gaierror as e:
 		`"rule":"declared by .programs \"python3\" .connects net.connect.test.pypi`} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("the session log has no %s:\n%s", want, log)
+		}
+	}
+	// A local server with mcp.S.network reaches the listener through the
+	// proxy too, a host rule narrowing it.
+	srv := newFixtureWith(t, fmt.Sprintf(`.{
+    .policy = .{
+        .allow = .{ "mcp.helper.tool.*", "mcp.helper.network" },
+        .deny = .{ "mcp.helper.host.test.denied" },
+    },
+    .mcp_servers = .{ .{ .name = "helper", .command = %s } },
+}`, helperCommand(t, "get")), nil, nil, env)
+	if sts, err := srv.s.StartServers(context.Background()); err != nil || !sts[0].Started {
+		t.Fatalf("%+v %v", sts, err)
+	}
+	for u, want := range map[string]string{url("allowed.test", "/hello.txt"): "200 hello from the listener",
+		url("denied.test", "/denied-server"): `403 refused by chock: mcp.helper.host.test.denied (port 8080) is deny by project rule "mcp.helper.host.test.denied"`} {
+		res, err := srv.s.Run(context.Background(), &Call{Tool: "mcp", MCP: &MCPRequest{Server: "helper", Tool: "get", Arguments: []byte(`{"url":"` + u + `"}`)}})
+		if err != nil || !strings.HasPrefix(res.Content, want) {
+			t.Errorf("the server's get %s: %+v %v", u, res, err)
 		}
 	}
 	// No rule: no network (an empty allow set is none, not all).

@@ -52,6 +52,9 @@ func runInit() error {
 	if err != nil {
 		return &Error{Step: "reading the spec", Err: err}
 	}
+	if spec.NetOnly {
+		return netOnlyInit(spec)
+	}
 	// Nothing this process does from here may move to another thread: the
 	// Landlock domain and the seccomp filter are set on this one, and the
 	// program is exec'd from it.

@@ -3,6 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -125,4 +128,39 @@ func netRights(oob []byte) *NetListeners {
 		unix.CloseOnExec(fd)
 	}
 	return &NetListeners{HTTP: os.NewFile(uintptr(fds[0]), "proxy-http"), SOCKS: os.NewFile(uintptr(fds[1]), "proxy-socks")}
+}
+
+// Wrap makes cmd, a command prepared to run spec's program in namespaces
+// of the caller's choosing (cmd.SysProcAttr, which must make a user
+// namespace), start the init at initPath instead, in a network namespace
+// of its own too, which execs the program once the listeners are handed
+// over (spec.NetOnly: nothing else is made). spec's Path, Argv, Env and Dir
+// are the program's; cmd keeps its pipes.
+func Wrap(cmd *exec.Cmd, spec *Spec, initPath string) *Cmd {
+	spec.Net, spec.NetOnly = true, true
+	cmd.Path, cmd.Args, cmd.Env, cmd.Err = initPath, []string{InitArg}, []string{"GOMAXPROCS=1"}, nil
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
+	return &Cmd{Cmd: cmd, spec: spec}
+}
+
+// netOnlyInit is the init of a wrapped command: the network namespace's
+// loopback and listeners, then the program, as the caller's namespaces
+// made it. Capabilities in the user namespace end at the exec (unless the
+// program is its root).
+func netOnlyInit(spec *Spec) error {
+	runtime.LockOSThread()
+	if err := netInit(); err != nil {
+		return err
+	}
+	if spec.Dir != "" {
+		if err := unix.Chdir(spec.Dir); err != nil {
+			return &Error{Step: "entering " + spec.Dir, Err: err}
+		}
+	}
+	unix.CloseOnExec(ctlFD)
+	err := syscall.Exec(spec.Path, spec.Argv, spec.Env)
+	return &Error{Step: "exec " + spec.Path, Err: err}
 }

@@ -68,6 +68,10 @@ type Spec struct {
 	// :SOCKSProxyPort made by the init and handed to chock (Cmd.Net):
 	// nothing else routes anywhere.
 	Net bool `json:"net,omitempty"`
+	// NetOnly makes the network namespace and its listeners (Net) and
+	// nothing else: no mounts, no Landlock, no seccomp. It is for a local
+	// MCP server, which mcpconn puts in namespaces of its own (Wrap).
+	NetOnly bool `json:"net_only,omitempty"`
 }
 
 // PrivateDir is one of the session's temporary folders (Host) and where
