@@ -113,9 +113,7 @@ func (c *Call) serveHTTP(conn net.Conn) {
 	}
 	rec.Sent = cw.n
 	// The answer is relayed as it comes, until the host closes.
-	received := &countWriter{w: conn}
-	bufio.NewReader(up).WriteTo(received)
-	rec.Received = received.n
+	rec.Received = relay(conn, up)
 }
 
 type countWriter struct {
