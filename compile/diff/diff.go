@@ -364,24 +364,19 @@ func programChanges(old, cur *config.Config) []ProgramChange {
 				}
 			}
 		}
-		for _, c := range nCalls {
-			if !slices.Contains(oCalls, c) {
-				add(n, "newly declares "+c+" (it may run it inside its calls)", Widened, span)
+		for _, d := range []struct {
+			old, new []string
+			what     string
+		}{{oCalls, nCalls, "it may run it inside its calls"}, {oConns, nConns, "its calls may reach those hosts"}} {
+			for _, c := range d.new {
+				if !slices.Contains(d.old, c) {
+					add(n, "newly declares "+c+" ("+d.what+")", Widened, span)
+				}
 			}
-		}
-		for _, c := range oCalls {
-			if !slices.Contains(nCalls, c) {
-				add(n, "no longer declares "+c, Narrowed, span)
-			}
-		}
-		for _, c := range nConns {
-			if !slices.Contains(oConns, c) {
-				add(n, "newly declares "+c+" (its calls may reach those hosts)", Widened, span)
-			}
-		}
-		for _, c := range oConns {
-			if !slices.Contains(nConns, c) {
-				add(n, "no longer declares "+c, Narrowed, span)
+			for _, c := range d.old {
+				if !slices.Contains(d.new, c) {
+					add(n, "no longer declares "+c, Narrowed, span)
+				}
 			}
 		}
 	}

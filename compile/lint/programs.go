@@ -91,31 +91,8 @@ func ProgramConnect(s string) (action.Pattern, string) {
 // rule as narrow, or an org ceiling does not allow, at an action the
 // pattern matches (config.DeclaredConnectRuns).
 func (l *linter) declaredConnect(p *config.Program, conn config.Text, pat action.Pattern) {
-	a := witness(pat, pat)
-	if a == nil {
-		return
-	}
-	res := l.evaluator(a).Decide(a, config.Loop)
-	verdicts := make([]config.LayerVerdict, len(res.Layers))
-	for i, lr := range res.Layers {
-		verdicts[i].Decision = lr.Decision
-		if lr.Rule != nil {
-			verdicts[i].Rule = lr.Rule.Pattern.String()
-		}
-	}
-	switch i := config.DeclaredConnectRuns(pat.String(), verdicts); {
-	case i == 0:
-		lr := res.Layers[0]
-		l.add(conn.Span, CodeProgramConnectDenied, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, pat, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
-			"drop the declaration, or the rule")
-	case i > 0:
-		lr := res.Layers[i]
-		where := "its default"
-		if lr.Rule != nil {
-			where = fmt.Sprintf("%q at %s", lr.Rule.Pattern, at(lr.Rule.Span))
-		}
-		l.add(conn.Span, CodeProgramConnectDenied, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, pat, lr.Layer.Name, lr.Decision, where),
-			"a declaration cannot widen an org ceiling; only the org's owners can permit it")
+	if a := witness(pat, pat); a != nil {
+		l.declared(p, conn, a, pat.String(), CodeProgramConnectDenied, config.DeclaredConnectRuns)
 	}
 }
 
@@ -123,6 +100,12 @@ func (l *linter) declaredConnect(p *config.Program, conn config.Text, pat action
 // org ceiling does not allow: a declaration allows like a project rule,
 // so it cannot beat either.
 func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Action) {
+	l.declared(p, call, a, a.String(), CodeProgramCallDenied, config.DeclaredCallRuns)
+}
+
+// declared reports declaration decl of p (written at t) that the layer
+// runs names stops at action a.
+func (l *linter) declared(p *config.Program, t config.Text, a action.Action, decl, code string, runs func(string, []config.LayerVerdict) int) {
 	res := l.evaluator(a).Decide(a, config.Loop)
 	verdicts := make([]config.LayerVerdict, len(res.Layers))
 	for i, lr := range res.Layers {
@@ -131,10 +114,10 @@ func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Acti
 			verdicts[i].Rule = lr.Rule.Pattern.String()
 		}
 	}
-	switch i := config.DeclaredCallRuns(a.String(), verdicts); {
+	switch i := runs(decl, verdicts); {
 	case i == 0:
 		lr := res.Layers[0]
-		l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, a, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
+		l.add(t.Span, code, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, decl, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
 			"drop the declaration, or the rule")
 	case i > 0:
 		lr := res.Layers[i]
@@ -142,7 +125,7 @@ func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Acti
 		if lr.Rule != nil {
 			where = fmt.Sprintf("%q at %s", lr.Rule.Pattern, at(lr.Rule.Span))
 		}
-		l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, a, lr.Layer.Name, lr.Decision, where),
+		l.add(t.Span, code, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, decl, lr.Layer.Name, lr.Decision, where),
 			"a declaration cannot widen an org ceiling; only the org's owners can permit it")
 	}
 }

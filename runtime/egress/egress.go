@@ -358,6 +358,29 @@ func (c *Call) dial(ctx context.Context, rec *Record) (net.Conn, error) {
 	return nil, errors.New(rec.Why)
 }
 
+// errStopped is a connection dialled as the call's proxy stopped.
+var errStopped = errors.New("the call is over")
+
+// upstream dials rec's destination (dial) and tracks the connection, so Close
+// closes it too; release undoes both.
+func (c *Call) upstream(rec *Record) (net.Conn, error) {
+	up, err := c.dial(c.ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if !c.track(up) {
+		up.Close()
+		rec.Outcome, rec.Why = DialFailed, errStopped.Error()
+		return nil, errStopped
+	}
+	return up, nil
+}
+
+func (c *Call) release(up net.Conn) {
+	c.untrack(up)
+	up.Close()
+}
+
 // decide cleans the destination and asks the Decider; it fills rec.
 func (c *Call) decide(host string, port int, via string, rec *Record) (Verdict, bool) {
 	rec.Via, rec.Port = via, port

@@ -37,17 +37,12 @@ func (c *Call) serveHTTP(conn net.Conn) {
 			writeRefusal(conn, v)
 			return
 		}
-		up, err := c.dial(c.ctx, &rec)
+		up, err := c.upstream(&rec)
 		if err != nil {
 			writeStatus(conn, statusFor(rec.Outcome), "chock refused the connection: "+err.Error()+"\n")
 			return
 		}
-		if !c.track(up) {
-			up.Close()
-			return
-		}
-		defer c.untrack(up)
-		defer up.Close()
+		defer c.release(up)
 		if _, err := conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 			return
 		}
@@ -86,17 +81,12 @@ func (c *Call) serveHTTP(conn net.Conn) {
 		writeRefusal(conn, v)
 		return
 	}
-	up, err := c.dial(c.ctx, &rec)
+	up, err := c.upstream(&rec)
 	if err != nil {
 		writeStatus(conn, statusFor(rec.Outcome), "chock refused the request: "+err.Error()+"\n")
 		return
 	}
-	if !c.track(up) {
-		up.Close()
-		return
-	}
-	defer c.untrack(up)
-	defer up.Close()
+	defer c.release(up)
 	rec.Outcome = Connected
 	// Origin form to the host, hop-by-hop and proxy headers dropped, one
 	// request on this connection.

@@ -141,7 +141,7 @@ func (c *Call) serveSOCKS(conn net.Conn) {
 		socksReply(conn, socksNotAllowed)
 		return
 	}
-	up, err := c.dial(c.ctx, &rec)
+	up, err := c.upstream(&rec)
 	if err != nil {
 		code := byte(socksHostUnreach)
 		if rec.Outcome == RefusedByAddress {
@@ -150,12 +150,7 @@ func (c *Call) serveSOCKS(conn net.Conn) {
 		socksReply(conn, code)
 		return
 	}
-	if !c.track(up) {
-		up.Close()
-		return
-	}
-	defer c.untrack(up)
-	defer up.Close()
+	defer c.release(up)
 	socksReply(conn, socksOK)
 	rec.Outcome = Connected
 	var pre []byte
