@@ -305,7 +305,9 @@ func (c *Call) dial(ctx context.Context, rec *Record) (net.Conn, error) {
 		if res == nil {
 			res = net.DefaultResolver
 		}
-		addrs, err = res.LookupNetIP(ctx, "ip", rec.Host)
+		// Rooted: the resolver's search list never makes the name another
+		// one (evil.example.com.corp.internal for evil.example.com).
+		addrs, err = res.LookupNetIP(ctx, "ip", rec.Host+".")
 		if err != nil || len(addrs) == 0 {
 			rec.Outcome, rec.Why = RefusedUnresolved, "the name has no address"
 			if err != nil {

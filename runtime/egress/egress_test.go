@@ -42,7 +42,10 @@ func (h *hosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, er
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.looked = append(h.looked, host)
-	if a, ok := h.table[host]; ok {
+	if !strings.HasSuffix(host, ".") {
+		return nil, fmt.Errorf("%s is looked up unrooted, so a search domain may be appended", host)
+	}
+	if a, ok := h.table[strings.TrimSuffix(host, ".")]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
@@ -137,7 +140,7 @@ func TestPlainRequestAllowedAndRefused(t *testing.T) {
 		t.Fatalf("%+v", recs)
 	}
 	for _, l := range f.hosts.looked {
-		if l == "denied.example" {
+		if l == "denied.example." {
 			t.Error("a refused name was looked up: the lookup carries it out")
 		}
 	}
