@@ -141,3 +141,15 @@ func TestServerNetworkThroughTheProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyEnv: whatever the base environment says of a proxy, in either
+// case, a call's proxy variables are its own listeners'.
+func TestProxyEnv(t *testing.T) {
+	env := proxyEnv([]string{"PATH=/usr/bin", "http_proxy=http://evil:1", "Https_Proxy=http://evil:2", "NO_PROXY=*", "ALL_PROXY=socks5://evil:3", "HOME=/h"})
+	got := strings.Join(env, " ")
+	want := "PATH=/usr/bin HOME=/h HTTP_PROXY=http://127.0.0.1:3128 http_proxy=http://127.0.0.1:3128 HTTPS_PROXY=http://127.0.0.1:3128 https_proxy=http://127.0.0.1:3128 " +
+		"ALL_PROXY=socks5h://127.0.0.1:1080 all_proxy=socks5h://127.0.0.1:1080 NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chockhq/chock/internal/rounds"
 )
 
 // TestNetNamespaceHasOnlyTheListeners: a call with Spec.Net has loopback
@@ -74,4 +76,36 @@ try_("lo-own", lambda: socket.create_connection(ls.getsockname(), 5))
 			t.Errorf("want %q in:\n%s", want, got)
 		}
 	}
+}
+
+// BenchmarkNetNamespace interleaves a sandboxed /bin/true with its network
+// namespace and listeners (Spec.Net) and the same without, and reports
+// the median of the rounds' ratios: what the fence adds to a call's
+// sandbox.
+func BenchmarkNetNamespace(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	allow := []string{"/usr/bin/true"}
+	if i, _, err := Interpreter("/usr/bin/true"); err == nil && i != "" {
+		allow = append(allow, i)
+	}
+	run := func(net bool) func() float64 {
+		return func() float64 {
+			spec := &Spec{Path: "/usr/bin/true", Argv: []string{"true"}, Env: []string{"PATH=/usr/bin"}, Exec: allow, Notify: true, Net: net}
+			c := Command(spec, exe)
+			t0 := time.Now()
+			if err := c.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			c.Net.Close()
+			c.Wait()
+			return time.Since(t0).Seconds()
+		}
+	}
+	r := rounds.Run(b, 10, run(true), run(false))
+	b.ReportMetric(r.Ratio, "net/no-net")
+	b.ReportMetric(r.A*1e6, "net-µs/op")
+	b.ReportMetric(r.B*1e6, "no-net-µs/op")
 }
