@@ -98,7 +98,8 @@ func (n *callNet) serve(ctx context.Context, ls *sandbox.NetListeners, decide eg
 
 // serveServer serves a local MCP server's listeners for the rest of the
 // session: a connection to HOST is decided as mcp.S.host.<HOST> at start
-// phase where a rule (not a default) decides that action, and otherwise
+// phase where a rule (not a default) of any layer names that action (an
+// org's default then caps a project rule as it caps any), and otherwise
 // takes network's decision (mcp.S.network's), so a project narrows a
 // server to its hosts without changing what the seed grants.
 func (s *Session) serveServer(name string, network *eval.Decision, ls *sandbox.NetListeners) (*callNet, error) {
@@ -117,8 +118,12 @@ func (s *Session) serveServer(name string, network *eval.Decision, ls *sandbox.N
 		if err != nil {
 			return egress.Verdict{Action: act, Refusal: fmt.Sprintf("refused by chock: %s (port %d): the decision could not be made", act, r.Port)}
 		}
-		if l := d.Decider(); l == nil || l.Rule == nil {
-			d = network // no rule names the host: mcp.S.network decides
+		named := false
+		for _, l := range d.Layers {
+			named = named || l.Rule != nil
+		}
+		if !named {
+			d = network // no layer's rule names the host: mcp.S.network decides
 		}
 		v := egress.Verdict{Action: d.Action, Layer: "project", Rule: "default", Allow: d.Decision == config.Allow}
 		if l := d.Decider(); l != nil {

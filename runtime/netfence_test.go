@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chockhq/chock/eval/load"
 )
 
 // TestNoNetworkByDefault: with no net.connect rule, a call has no network
@@ -151,5 +153,29 @@ func TestProxyEnv(t *testing.T) {
 		"ALL_PROXY=socks5h://127.0.0.1:1080 all_proxy=socks5h://127.0.0.1:1080 NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestServerHostCappedByOrg: a project rule allowing a local server's
+// host does not widen an org ceiling whose default refuses it, though the
+// org lets the server reach the network at all. (The metadata address: a
+// regression meets the address rule, never the network.)
+func TestServerHostCappedByOrg(t *testing.T) {
+	policy := fmt.Sprintf(`.{
+    .policy = .{ .allow = .{ "mcp.helper.tool.*", "mcp.helper.network", "mcp.helper.host.169.254.169.254" } },
+    .mcp_servers = .{ .{ .name = "helper", .command = %s } },
+}`, helperCommand(t, "get"))
+	p, ds, err := load.FromSources(context.Background(), load.Input{Configs: []load.Source{{Name: "chock.zon", Data: []byte(policy)}},
+		Orgs: []load.Source{{Name: "org.zon", Data: []byte(`.{ .name = "acme", .policy = .{ .default = .deny, .allow = .{ "mcp.helper.tool.*", "mcp.helper.network" } } }`)}}, Unlinted: true})
+	if err != nil {
+		t.Fatalf("%v\n%v", err, ds)
+	}
+	f := newFixtureWith(t, policy, nil, nil, func(o *Options) { o.Engine, o.Config = p.Engine, p.Config })
+	if sts, err := f.s.StartServers(context.Background()); err != nil || !sts[0].Started || !sts[0].Network {
+		t.Fatalf("%+v %v", sts, err)
+	}
+	res, err := f.s.Run(context.Background(), &Call{Tool: "mcp", MCP: &MCPRequest{Server: "helper", Tool: "get", Arguments: []byte(`{"url":"http://169.254.169.254/"}`)}})
+	if err != nil || !strings.Contains(res.Content, `403 refused by chock: mcp.helper.host.169.254.169.254 (port 80) is deny by org:acme's default`) {
+		t.Fatalf("%+v %v", res, err)
 	}
 }
