@@ -52,6 +52,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'Load100000' -benchtime 1x ./eval/load/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'RedactVsCopy' -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'Egress' -benchtime $(BENCHTIME) ./runtime/egress/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'NetNamespace' -benchtime $(BENCHTIME) ./runtime/sandbox/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Gateway' -benchtime $(BENCHTIME) ./runtime/gateway/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out

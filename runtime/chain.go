@@ -42,6 +42,8 @@ type Call struct {
 	identity error
 	// nested counts the call's nested execs logged.
 	nested atomic.Int32
+	// net is the call's network fence (its egress proxy), once started.
+	net *callNet
 }
 
 // Result is what a call produced, redacted.
@@ -58,6 +60,9 @@ type Result struct {
 	Truncated  bool   `json:"truncated,omitempty"`
 	Background bool   `json:"background,omitempty"`
 	PID        int    `json:"pid,omitempty"`
+	// Network has one line per connection of the call chock refused,
+	// naming the rule that refused it (redacted).
+	Network []string `json:"network,omitempty"`
 }
 
 // Handler runs a call.
@@ -191,6 +196,9 @@ func (s *Session) audit(ctx context.Context, c *Call, next Handler) (*Result, er
 	default:
 		out = append(out, sessionlog.F("outcome", "done"), sessionlog.F("exit_code", res.ExitCode), sessionlog.F("timed_out", res.TimedOut),
 			sessionlog.F("stdout", res.Stdout), sessionlog.F("stderr", res.Stderr))
+		if len(res.Network) > 0 {
+			out = append(out, sessionlog.F("network", res.Network))
+		}
 		if c.Fetch != nil {
 			out = append(out, sessionlog.F("status", res.Status), sessionlog.F("body", res.Body))
 		}
@@ -391,6 +399,9 @@ func (s *Session) redaction(ctx context.Context, c *Call, next Handler) (*Result
 		res.Stderr = s.redact.String(res.Stderr)
 		res.Body = s.redact.String(res.Body)
 		res.Content = s.redact.String(res.Content)
+		for i, l := range res.Network {
+			res.Network[i] = s.redact.String(l)
+		}
 	}
 	if err != nil {
 		var r *RefusedError

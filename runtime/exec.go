@@ -97,6 +97,7 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 		}
 		return nil, fmt.Errorf("starting %s: %w", r.Argv[0], err)
 	}
+	defer c.net.close()
 	s.track(cmd.Process.Pid)
 	defer s.untrack(cmd.Process.Pid)
 	done := make(chan error, 1)
@@ -115,8 +116,10 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	killGroup(cmd.Process.Pid)
 	ow.Close()
 	ew.Close()
+	// Every connection of the call is over and logged before its result.
+	c.net.close()
 	res := &Result{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), TimedOut: timedOut,
-		Truncated: stdout.dropped > 0 || stderr.dropped > 0}
+		Truncated: stdout.dropped > 0 || stderr.dropped > 0, Network: c.net.lines()}
 	if stopped {
 		// Cancelled, not timed out: the session is stopping (a signal).
 		return nil, fmt.Errorf("the call was stopped: %w", context.Cause(ctx))

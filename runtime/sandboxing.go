@@ -228,11 +228,13 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		dir = filepath.Join(s.wd, dir)
 	}
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
-		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true}
+		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true, Net: true}
 	if len(s.private) > 0 {
 		// The call's temporary folder is the session's private /tmp.
 		spec.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR=/tmp")
 	}
+	// No route but chock's egress proxy, which the variables point at.
+	spec.Env = proxyEnv(spec.Env)
 	// What the kernel will let run, by identity: the log says what really
 	// happens (the ELF interpreter runs when exec'd by name, say), not only
 	// what the name's decision was.
@@ -257,7 +259,19 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		if errors.As(err, &se) {
 			return &RefusedError{Action: c.Action, Reason: se.Error() + "; the call was not run (--no-sandbox runs calls without one, for a person who says so)"}
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		n, err := s.serveNet(ctx, c, sc.Net)
+		if err != nil {
+			// The program is running with no proxy: it is stopped, never
+			// left with no fence it was promised.
+			killGroup(sc.Process.Pid)
+			sc.Wait()
+			return &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the egress proxy could not be set up (%v); the call was stopped", err)}
+		}
+		c.net = n
+		return nil
 	}
 	return sc.Cmd, start, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/egress"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/redact"
@@ -64,6 +65,10 @@ type Options struct {
 	// Net checks the addresses fetch_url and remote MCP servers reach (the
 	// production checker by default).
 	Net *netguard.Checker
+	// Resolver resolves the names a call's programs connect to through
+	// the egress proxy: the system's resolver by default. Only tests set
+	// it.
+	Resolver egress.Resolver
 	// MCP tunes how MCP servers are reached.
 	MCP MCPOptions
 	// NoSandbox runs exec calls without a sandbox (--no-sandbox): for a

@@ -49,7 +49,10 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 	}
 }
 /^BenchmarkExecTrue/ { ex = value("brokered/os-exec"); exA = value("brokered-ns/op"); exB = value("os-exec-ns/op") }
-/^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op") }
+/^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op"); sbn = value("brokered/bwrap-net"); bwn = value("bwrap-net-ns/op") }
+/^BenchmarkEgressDownload/ { egd = value("proxied/direct-throughput"); egdA = value("proxied-MiB/s"); egdB = value("direct-MiB/s") }
+/^BenchmarkNetNamespace/ { nn = value("net/no-net"); nnA = value("net-µs/op"); nnB = value("no-net-µs/op") }
+/^BenchmarkEgressConnect/ { egc = value("extra-ms/connection"); egcA = value("proxied-ns/op"); egcB = value("direct-ns/op") }
 /^BenchmarkMCPCall/ { mc = value("proxied/direct"); mcA = value("proxied-ns/op"); mcB = value("direct-ns/op") }
 /^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
 /^BenchmarkGateway(Upstream|UpstreamSlow|Everything)-/ { n = name(); sub(/^BenchmarkGateway/, "", n); gw[n] = value("ratio"); gwa[n] = value("reserved-ns/call"); gwb[n] = value("direct-ns/call") }
@@ -82,6 +85,11 @@ END {
 		target("zon/json-throughput," k, zon[k], ">=", "1.0", ms(zonA[k]) " vs " ms(zonB[k]) ", " parse[k] " MB/s")
 	# The run time.
 	target("sandboxed-exec/bwrap", sbw, "<=", "1.2", sprintf("%d vs %d ns/op", sb, bw))
+	# The network fence (issue 26).
+	target("sandboxed-exec/bwrap--unshare-net", sbn, "<=", "1.25", sprintf("chock's own network namespace and proxy listeners, %d vs %d ns/op", sb, bwn))
+	figure("sandbox-with-network-namespace/without", nn, "Spec.Net's namespace, loopback and listeners, " nnA " vs " nnB " µs")
+	target("egress-download-64MiB/direct,throughput", egd, ">=", "0.7", "through the egress proxy from 127.0.0.1, " egdA " vs " egdB " MiB/s")
+	target("egress-connection-setup,extra-ms", egc, "<=", "1.5", "a connection and one request through the proxy, " us(egcA) " vs " us(egcB) " direct")
 	figure("sandboxed-exec/os-exec", sex, sprintf("%d vs %d ns/op", sb, oe))
 	figure("brokered-exec-no-sandbox/os-exec", ex, sprintf("--no-sandbox, %d vs %d ns/op", exA, exB))
 	figure("proxied-mcp-tools/call/direct-go-sdk", mc, us(mcA) " vs " us(mcB))

@@ -10,7 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +68,8 @@ type msgIn struct {
 // server's environment, sorted), net (its network interfaces), plus the
 // extra tools named: big (a reply of a given size), sleep (an answer after
 // a while), fail (a JSON-RPC error whose text holds terminal escapes, and a
-// description that does too), any other name (answering its own name).
+// description that does too), get (an http GET of a URL, through the
+// proxy the environment names), any other name (answering its own name).
 func NewServer(extra string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
 	text := func(s string) *mcp.CallToolResult {
@@ -118,6 +121,9 @@ func NewServer(extra string) *mcp.Server {
 			continue
 		case "fail":
 			addFail(s)
+			continue
+		case "get":
+			addGet(s, text)
 			continue
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "answers its own name"},
@@ -230,6 +236,25 @@ func addBig(s *mcp.Server, text func(string) *mcp.CallToolResult) {
 			Size int `json:"size"`
 		}) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("b", in.Size)), nil, nil
+		})
+}
+
+func addGet(s *mcp.Server, text func(string) *mcp.CallToolResult) {
+	mcp.AddTool(s, &mcp.Tool{Name: "get", Description: "GETs a URL, through the proxy its environment names"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+			URL string `json:"url"`
+		}) (*mcp.CallToolResult, any, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.URL, nil)
+			if err != nil {
+				return text("error: " + err.Error()), nil, nil
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return text("error: " + err.Error()), nil, nil
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			return text(fmt.Sprintf("%d %s", resp.StatusCode, b)), nil, nil
 		})
 }
 

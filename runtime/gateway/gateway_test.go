@@ -530,3 +530,26 @@ func TestCollidingToolNamesAreOfferedForNeither(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkRefusalInTheResult: a connection the policy refuses is named
+// at the end of the exec tool's result, with the rule and its why, and no
+// word of how to change the policy.
+func TestNetworkRefusalInTheResult(t *testing.T) {
+	f := newFixture(t, `.{
+    .policy = .{
+        .allow = .{ "exec.path.curl" },
+        .rules = .{ .{ .action = "net.connect.com.example.*", .decision = .deny, .why = "no uploads to example.com" } },
+    },
+}`, Options{})
+	cs := f.connect(t, "2025-11-25", nil)
+	text, _ := callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"curl", "-sS", "http://www.example.com/"}}})
+	want := "network:\nrefused by chock: net.connect.com.example.www (port 80) is deny by project rule \"net.connect.com.example.*\" at chock.zon:4:34; why: no uploads to example.com\n"
+	if !strings.HasSuffix(text, want) {
+		t.Errorf("got\n%s\nwant it to end\n%s", text, want)
+	}
+	for _, edit := range []string{"hint", ".policy.allow", "add ", "to allow"} {
+		if strings.Contains(text, edit) {
+			t.Errorf("the result tells the model how to widen its policy (%q):\n%s", edit, text)
+		}
+	}
+}

@@ -199,6 +199,12 @@ func (c *conn) result(call *runtime.Call, res *runtime.Result, err error) *mcp.C
 		if res.Stderr != "" {
 			b.WriteString("stderr:\n" + res.Stderr)
 		}
+		if len(res.Network) > 0 {
+			if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+				b.WriteString("\n")
+			}
+			b.WriteString("network:\n" + strings.Join(res.Network, "\n") + "\n")
+		}
 		isError = res.ExitCode != 0 || res.TimedOut
 	}
 	if res.Truncated {

@@ -52,6 +52,9 @@ func runInit() error {
 	if err != nil {
 		return &Error{Step: "reading the spec", Err: err}
 	}
+	if spec.NetOnly {
+		return netOnlyInit(spec)
+	}
 	// Nothing this process does from here may move to another thread: the
 	// Landlock domain and the seccomp filter are set on this one, and the
 	// program is exec'd from it.
@@ -110,6 +113,11 @@ func runInit() error {
 	// the same file system.
 	if err := unix.Chdir(dir); err != nil {
 		return &Error{Step: "entering " + dir, Err: err}
+	}
+	if spec.Net {
+		if err := netInit(); err != nil {
+			return err
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return &Error{Step: "no_new_privs", Err: err}

@@ -63,6 +63,15 @@ type Spec struct {
 	Private []PrivateDir `json:"private,omitempty"`
 	// Notify asks for the call's execve calls to be reported.
 	Notify bool `json:"notify"`
+	// Net gives the call a network namespace of its own holding only
+	// loopback, brought up, with listeners at 127.0.0.1:HTTPProxyPort and
+	// :SOCKSProxyPort made by the init and handed to chock (Cmd.Net):
+	// nothing else routes anywhere.
+	Net bool `json:"net,omitempty"`
+	// NetOnly makes the network namespace and its listeners (Net) and
+	// nothing else: no mounts, no Landlock, no seccomp. It is for a local
+	// MCP server, which mcpconn puts in namespaces of its own (Wrap).
+	NetOnly bool `json:"net_only,omitempty"`
 }
 
 // PrivateDir is one of the session's temporary folders (Host) and where
