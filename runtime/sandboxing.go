@@ -37,6 +37,10 @@ type execRights struct {
 	dirs []string
 	// runs are the identities of files: what the kernel lets run.
 	runs map[sandbox.FileID]bool
+	// ids are the files' identities, each program's as the session's PATH
+	// scan found it when the session started: the init grants execution
+	// to what each path opens only while it is that file.
+	ids map[string]sandbox.FileID
 }
 
 type verdict struct {
@@ -68,6 +72,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 		dirs[d] = true
 	}
 	files := map[string]bool{}
+	r.ids = map[string]sandbox.FileID{}
 	var names, acts []string
 	for _, name := range s.programs.Names() {
 		act, err := action.Exec(name)
@@ -109,6 +114,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 		case allowed[id].decision != nil:
 			r.by[id] = allowed[id]
 			files[path] = true
+			r.ids[path] = id
 			dirs[filepath.Dir(path)] = true
 			if interp, script, err := sandbox.Interpreter(path); err == nil && !script && interp != "" {
 				files[interp] = true
@@ -121,9 +127,16 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	r.dirs = slices.Sorted(maps.Keys(dirs))
 	r.runs = map[sandbox.FileID]bool{}
 	for _, p := range r.files {
-		if id, err := sandbox.Identify(p); err == nil {
-			r.runs[id] = true
+		id, ok := r.ids[p]
+		if !ok {
+			// An ELF interpreter: identified now, and pinned from now.
+			var err error
+			if id, err = sandbox.Identify(p); err != nil {
+				continue
+			}
+			r.ids[p] = id
 		}
+		r.runs[id] = true
 	}
 	s.execRights.r = r
 	return r, nil
@@ -229,6 +242,7 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	}
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
 		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true, Net: true}
+	spec.Pins = s.pins(spec, rights, c)
 	if len(s.private) > 0 {
 		// The call's temporary folder is the session's private /tmp.
 		spec.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR=/tmp")
@@ -407,4 +421,30 @@ func initPath(given string) string {
 		}
 	}
 	return "/proc/self/exe"
+}
+
+// pins are the identities the init holds spec's paths to: every hidden
+// and protected path as it was when the session started, every file the
+// call may execute as the session found it (the program as its name meant
+// it, the interpreters and declared programs as identified for the call).
+// A path moved and replaced since is refused (hidden, read-only) or not
+// executable (Exec), whatever it names now.
+func (s *Session) pins(spec *sandbox.Spec, rights *execRights, c *Call) map[string]sandbox.Inode {
+	pins := make(map[string]sandbox.Inode, len(spec.Exec)+len(s.pinIDs))
+	for p, in := range s.pinIDs {
+		pins[p] = in
+	}
+	for _, p := range spec.Exec {
+		switch id, ok := rights.ids[p]; {
+		case p == spec.Path:
+			pins[p] = sandbox.InodeOf(c.prog.File.ID)
+		case ok:
+			pins[p] = sandbox.InodeOf(id)
+		default:
+			if id, err := sandbox.Identify(p); err == nil {
+				pins[p] = sandbox.InodeOf(id)
+			}
+		}
+	}
+	return pins
 }

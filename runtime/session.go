@@ -121,6 +121,9 @@ type Session struct {
 	// of chock's own binaries, the policy's files); writable are the only
 	// folders a call may write.
 	hidden, pinned, writable []string
+	// pinIDs are the hidden and pinned paths' identities when the session
+	// started.
+	pinIDs map[string]sandbox.Inode
 	// private are the session's own temporary folders, bound over /tmp,
 	// /var/tmp and /dev/shm in its calls; privateRoot holds them.
 	private     []sandbox.PrivateDir
@@ -363,6 +366,17 @@ func (s *Session) guard(o Options) error {
 	for _, p := range o.Protect {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			s.pinned = append(s.pinned, real)
+		}
+	}
+	// What each hidden and protected folder is now: a call's init mounts
+	// onto it only while the path still opens that folder. A file is
+	// covered as it is opened but not held to its first inode: a store
+	// rewritten by chock login, or a policy an editor saves, is a new file
+	// renamed over the old (and a folder above it is pinned).
+	s.pinIDs = map[string]sandbox.Inode{}
+	for _, p := range append(append([]string(nil), s.hidden...), s.pinned...) {
+		if in, dir, err := sandbox.InodeAt(p); err == nil && dir {
+			s.pinIDs[p] = in
 		}
 	}
 	s.initID, _ = sandbox.Identify(s.initPath)
