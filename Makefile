@@ -3,7 +3,18 @@ GO ?= go
 FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 
-.PHONY: build test lint bench soak fuzz example man clean
+.PHONY: build test lint bench soak fuzz example man clean jaeger
+
+# Jaeger, the trace backend the telemetry tests read chock's spans back
+# from: built from its own module (tools/jaeger), so chock's go.mod takes
+# none of its dependencies. The first build takes minutes (about 13 min of
+# CPU); the binary is kept until tools/jaeger's go.sum changes.
+JAEGER := $(CURDIR)/tools/jaeger/bin/jaeger
+export CHOCK_JAEGER ?= $(JAEGER)
+
+jaeger: $(JAEGER)
+$(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
+	cd tools/jaeger && $(GO) build -o bin/jaeger github.com/jaegertracing/jaeger/cmd/jaeger
 
 build:
 	$(GO) build -o bin/chock ./cmd/chock
@@ -12,7 +23,7 @@ build:
 # The whole test suite: unit, corpus, testscript CLI tests, seed-corpus fuzz
 # runs. The last line names every test that was skipped and why (a test
 # that needs a real peer skips without it, and fails instead under CI=true).
-test:
+test: $(JAEGER)
 	$(GO) run ./internal/cmd/testreport -count=1 ./...
 
 lint:

@@ -8,6 +8,7 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -65,7 +66,7 @@ type msgIn struct {
 // NewServer is the helper server: echo (the message back), env (the
 // server's environment, sorted), net (its network interfaces), plus the
 // extra tools named: big (a reply of a given size), sleep (an answer after
-// a while), fail (a JSON-RPC error whose text holds terminal escapes, and a
+// a while), meta (the request's _meta), fail (a JSON-RPC error whose text holds terminal escapes, and a
 // description that does too), any other name (answering its own name).
 func NewServer(extra string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
@@ -118,6 +119,9 @@ func NewServer(extra string) *mcp.Server {
 			continue
 		case "fail":
 			addFail(s)
+			continue
+		case "meta":
+			addMeta(s, text)
 			continue
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "answers its own name"},
@@ -230,6 +234,16 @@ func addBig(s *mcp.Server, text func(string) *mcp.CallToolResult) {
 			Size int `json:"size"`
 		}) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("b", in.Size)), nil, nil
+		})
+}
+
+// addMeta adds meta: the request's params._meta as JSON, so a test sees
+// the trace context a gateway sent upstream.
+func addMeta(s *mcp.Server, text func(string) *mcp.CallToolResult) {
+	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "the request's _meta"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(req.Params.GetMeta())
+			return text(string(b)), nil, nil
 		})
 }
 

@@ -27,8 +27,10 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/runtime/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // ProtocolVersion is the one MCP version chock speaks: the last with
@@ -394,13 +396,34 @@ func (s *Server) call(ctx context.Context, tool string, arguments any) (*Result,
 			return nil, err
 		}
 	}
-	r, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+	transport := "pipe" // a local server's stdio
+	if s.d.reconnects() {
+		transport = "tcp" // a remote server's HTTP
+	}
+	ctx, span := telemetry.StartMCPCall(ctx, s.name, tool, transport)
+	defer span.End()
+	if id := s.cs.ID(); id != "" {
+		span.SetAttributes(telemetry.MCPSession.String(id))
+	}
+	// The call's trace goes upstream in params._meta, by the MCP
+	// conventions.
+	p := &mcp.CallToolParams{Name: tool, Arguments: arguments}
+	if m := telemetry.Inject(ctx); m != nil {
+		p.Meta = m
+	}
+	r, err := s.cs.CallTool(ctx, p)
 	if err != nil {
+		span.SetAttributes(telemetry.ErrorType.String("chock.error"))
+		span.SetStatus(codes.Error, "error")
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && !s.d.sessionLost(err) {
 			return nil, &ToolError{Code: we.Code, Message: we.Message}
 		}
 		return nil, err
+	}
+	if r.IsError {
+		span.SetAttributes(telemetry.ErrorType.String("tool_error"))
+		span.SetStatus(codes.Error, "tool error")
 	}
 	return &Result{Text: render(r), IsError: r.IsError}, nil
 }
