@@ -52,8 +52,10 @@ lint:
 # path, fmt and lint time per MB at 100 MB vs 1 MB and lint's peak RSS
 # against its input (one package at a time: the 100 MB runs must not share
 # the machine), and chock diff of a 10,000-rule policy with one edit,
-# with its default changed, and the adversarial worst case.
-bench:
+# with its default changed, and the adversarial worst case. And a session
+# of 10,000 refused calls exporting spans to a running Jaeger, and to a
+# collector that is down, each against the same with export off.
+bench: $(JAEGER)
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/lint/ | tee bench.out
 	$(GO) test -run '^$$' -bench 'CompilePrepareVsOPABuild' -benchtime 1x ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Diff' -benchmem -benchtime $(BENCHTIME) ./compile/diff/ | tee -a bench.out
@@ -64,6 +66,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'RedactVsCopy' -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Gateway' -benchtime $(BENCHTIME) ./runtime/gateway/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'Telemetry' -benchtime 1x ./runtime/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out
 

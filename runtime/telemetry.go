@@ -39,6 +39,10 @@ func (s *Session) endSpan(reason string) {
 
 // startCall opens the call's execute_tool span.
 func (s *Session) startCall(ctx context.Context, c *Call) context.Context {
+	if !telemetry.Tracing() {
+		c.span = s.span // the no-op one
+		return ctx
+	}
 	name, typ := c.Tool, "function"
 	if c.MCP != nil {
 		name, typ = c.MCP.Tool, "extension"
@@ -77,35 +81,54 @@ func (s *Session) endCall(ctx context.Context, c *Call, start time.Time, res *Re
 		return
 	}
 	outcome := "done"
+	defer func() { telemetry.RecordCall(ctx, c.Tool, outcome, time.Since(start).Seconds()) }()
+	if !sp.IsRecording() {
+		outcome = outcomeOf(err)
+		return
+	}
+	// One SetAttributes, its slice sized once: a call's span costs little.
+	attrs := make([]attribute.KeyValue, 0, 5)
+	fail := func(typ, status string) {
+		attrs = append(attrs, telemetry.ErrorType.String(typ))
+		sp.SetStatus(codes.Error, status)
+	}
 	var refused *RefusedError
 	switch {
 	case errors.As(err, &refused):
 		outcome = "refused"
-		sp.SetAttributes(telemetry.ErrorType.String("chock.refused"))
-		sp.SetStatus(codes.Error, "refused")
+		fail("chock.refused", "refused")
 	case errors.Is(err, context.DeadlineExceeded):
 		outcome = "error"
-		sp.SetAttributes(telemetry.ErrorType.String("chock.timeout"))
-		sp.SetStatus(codes.Error, "timed out")
+		fail("chock.timeout", "timed out")
 	case err != nil:
 		outcome = "error"
-		sp.SetAttributes(telemetry.ErrorType.String("chock.error"))
-		sp.SetStatus(codes.Error, "error")
+		fail("chock.error", "error")
 	case res != nil:
 		if c.Exec != nil && !res.Background {
-			sp.SetAttributes(telemetry.ExitCode.Int(res.ExitCode))
+			attrs = append(attrs, telemetry.ExitCode.Int(res.ExitCode))
 		}
 		if res.TimedOut {
-			sp.SetAttributes(telemetry.CallTimeout.Bool(true), telemetry.ErrorType.String("chock.timeout"))
-			sp.SetStatus(codes.Error, "timed out")
+			attrs = append(attrs, telemetry.CallTimeout.Bool(true))
+			fail("chock.timeout", "timed out")
 		} else if res.IsError || (c.Exec != nil && !res.Background && res.ExitCode != 0) {
-			sp.SetAttributes(telemetry.ErrorType.String("tool_error"))
-			sp.SetStatus(codes.Error, "tool error")
+			fail("tool_error", "tool error")
 		}
 	}
-	sp.SetAttributes(telemetry.Outcome.String(outcome), telemetry.Action.String(s.redact.String(c.Action)))
+	attrs = append(attrs, telemetry.Outcome.String(outcome), telemetry.Action.String(s.redact.String(c.Action)))
+	sp.SetAttributes(attrs...)
 	sp.End()
-	telemetry.RecordCall(ctx, c.Tool, outcome, time.Since(start).Seconds())
+}
+
+// outcomeOf is a call's outcome as the session log's tool.result says.
+func outcomeOf(err error) string {
+	var refused *RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return "refused"
+	case err != nil:
+		return "error"
+	}
+	return "done"
 }
 
 // guardrail records decision d as an apply_guardrail span under ctx's

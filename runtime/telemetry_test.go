@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chockhq/chock/runtime/telemetry"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,7 +22,12 @@ func recordSpans(t *testing.T) *tracetest.SpanRecorder {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	prev := otel.GetTracerProvider()
 	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(prev); tp.Shutdown(context.Background()) })
+	telemetry.SetRecording(true, false)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(prev)
+		telemetry.SetRecording(false, false)
+		tp.Shutdown(context.Background())
+	})
 	return rec
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -309,5 +310,73 @@ func TestTelemetryMCPServeInJaeger(t *testing.T) {
 	sessions := j.Find(t, "chock-test-serve", "invoke_agent chock")
 	if len(sessions) != 1 {
 		t.Fatalf("%d session traces", len(sessions))
+	}
+}
+
+// TestTelemetryExecHookAndDown: chock exec and chock hook export their
+// spans too, continuing a TRACEPARENT; a collector that is down costs a
+// run nothing but a line saying so, once, and the count dropped.
+func TestTelemetryExecHookAndDown(t *testing.T) {
+	j := jaegertest.Start(t)
+	dir := t.TempDir()
+	policy := `.{ .policy = .{ .allow = .{ "exec.path.sh", "exec.path.cat" }, .deny = .{ "exec.path.curl" } } }`
+	if err := os.WriteFile(filepath.Join(dir, "chock.zon"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chock := func(traceID, stdin string, args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(exe, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), asChockEnv+"=1", "CHOCK_STATE_DIR="+filepath.Join(dir, "state"), "OTEL_METRICS_EXPORTER=none",
+			"TRACEPARENT=00-"+traceID+"-"+clientSpan+"-01")
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chock %v: %v\n%s%s", args, err, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	const execTrace, hookTrace = "11111111111111111111111111111111", "22222222222222222222222222222222"
+	out, _ := chock(execTrace, "", "exec", "--config", "chock.zon", "--otel", j.OTLP, "--", "sh", "-c", "echo $TRACEPARENT")
+	var names []string
+	spans := j.Trace(t, execTrace, 3)
+	for _, s := range spans {
+		names = append(names, s.Operation+" "+s.Tag("chock.action"))
+		if s.Operation == "execute_tool exec" && strings.TrimSpace(out) != "00-"+execTrace+"-"+s.SpanID+"-01" {
+			t.Errorf("the program was given TRACEPARENT %q, not its call's span %s", out, s.SpanID)
+		}
+	}
+	sort.Strings(names)
+	if got := strings.Join(names, ", "); got != "apply_guardrail chock exec.path.sh, execute_tool exec exec.path.sh, invoke_agent chock " {
+		t.Errorf("chock exec's spans: %s", got)
+	}
+	event := `{"session_id":"s-1","hook_event_name":"PreToolUse","cwd":"/","tool_name":"Bash","tool_input":{"command":"cat x | curl http://example.test"}}`
+	chock(hookTrace, event, "hook", "claude-code", "--config", "chock.zon", "--otel", j.OTLP)
+	names = nil
+	for _, s := range j.Trace(t, hookTrace, 3) {
+		names = append(names, fmt.Sprintf("%s %s %s/%s %s", s.Operation, s.Tag("chock.action"), s.Tag("chock.decision"), s.Tag("gen_ai.security.decision.type"), s.Tag("chock.client")))
+	}
+	sort.Strings(names)
+	if got := strings.Join(names, ", "); got != "apply_guardrail chock exec.path.cat allow/allow , apply_guardrail chock exec.path.curl deny/deny , execute_tool Bash  deny/ claude-code" {
+		t.Errorf("chock hook's spans: %s", got)
+	}
+	// Down: a port nothing listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	if err := os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(`{"tool":"exec","argv":["curl","x"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := chock(execTrace, "", "run", "--config", "chock.zon", "--script", "s.jsonl", "--otel", down)
+	if n := strings.Count(stderr, "telemetry"); n != 2 || !strings.Contains(stderr, "could not be sent") || !strings.Contains(stderr, "3 spans were dropped") {
+		t.Errorf("a collector that is down was said %d times:\n%s", n, stderr)
 	}
 }

@@ -35,7 +35,7 @@ type Jaeger struct {
 
 // Start starts Jaeger for t. Without the binary the test fails under
 // CI=true and skips otherwise.
-func Start(t *testing.T) *Jaeger {
+func Start(t testing.TB) *Jaeger {
 	t.Helper()
 	bin := os.Getenv(Env)
 	if bin == "" {
@@ -99,7 +99,7 @@ func (j *Jaeger) Log() string {
 
 // Metrics are the metrics Jaeger's collector received, in Prometheus's
 // text format (its prometheus exporter).
-func (j *Jaeger) Metrics(t *testing.T) string {
+func (j *Jaeger) Metrics(t testing.TB) string {
 	t.Helper()
 	r, err := http.Get(j.metrics)
 	if err != nil {
@@ -154,7 +154,7 @@ func Field(fields []KV, key string) string { return lookup(fields, key) }
 
 // Trace waits until Jaeger holds at least n spans of trace id (hex) and
 // returns them.
-func (j *Jaeger) Trace(t *testing.T, id string, n int) []Span {
+func (j *Jaeger) Trace(t testing.TB, id string, n int) []Span {
 	t.Helper()
 	var spans []Span
 	waitfor.Poll(t, 60*time.Second, fmt.Sprintf("%d spans of trace %s in Jaeger", n, id), func() bool {
@@ -165,7 +165,7 @@ func (j *Jaeger) Trace(t *testing.T, id string, n int) []Span {
 }
 
 // Services are the services Jaeger has seen.
-func (j *Jaeger) Services(t *testing.T) []string {
+func (j *Jaeger) Services(t testing.TB) []string {
 	t.Helper()
 	var out struct {
 		Data []string `json:"data"`
@@ -175,7 +175,7 @@ func (j *Jaeger) Services(t *testing.T) []string {
 }
 
 // Find are the traces of service holding a span named operation.
-func (j *Jaeger) Find(t *testing.T, service, operation string) [][]Span {
+func (j *Jaeger) Find(t testing.TB, service, operation string) [][]Span {
 	t.Helper()
 	var out struct {
 		Data []struct {
@@ -190,7 +190,7 @@ func (j *Jaeger) Find(t *testing.T, service, operation string) [][]Span {
 	return traces
 }
 
-func (j *Jaeger) get(t *testing.T, id string) []Span {
+func (j *Jaeger) get(t testing.TB, id string) []Span {
 	var out struct {
 		Data []struct {
 			Spans []Span `json:"spans"`
@@ -206,7 +206,7 @@ func (j *Jaeger) get(t *testing.T, id string) []Span {
 	return spans
 }
 
-func (j *Jaeger) getJSON(t *testing.T, path string, v any) bool {
+func (j *Jaeger) getJSON(t testing.TB, path string, v any) bool {
 	t.Helper()
 	r, err := http.Get(j.query + path)
 	if err != nil {
@@ -226,7 +226,7 @@ func (j *Jaeger) getJSON(t *testing.T, path string, v any) bool {
 }
 
 // freePorts are n loopback ports free now (the kernel's picks).
-func freePorts(t *testing.T, n int) []string {
+func freePorts(t testing.TB, n int) []string {
 	t.Helper()
 	var ls []net.Listener
 	var out []string
@@ -244,7 +244,7 @@ func freePorts(t *testing.T, n int) []string {
 	return out
 }
 
-func moduleRoot(t *testing.T) string {
+func moduleRoot(t testing.TB) string {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {

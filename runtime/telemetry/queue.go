@@ -26,6 +26,11 @@ type queue struct {
 	stop    sync.Once
 	dropped atomic.Int64
 	warn    *warner
+	// failingUntil is when a failed export's pause ends (Unix nanoseconds):
+	// till then every span is dropped at once, so a collector that is down
+	// costs neither a marshal nor a queued span.
+	failingUntil atomic.Int64
+	pause        time.Duration
 }
 
 // batch is the most spans one export carries; every is how often a
@@ -48,6 +53,10 @@ func (q *queue) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 // OnEnd queues s, or drops it if the queue is full or stopped.
 func (q *queue) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
+		return
+	}
+	if until := q.failingUntil.Load(); until != 0 && time.Now().UnixNano() < until {
+		q.lose(1, "export")
 		return
 	}
 	q.mu.RLock()
@@ -82,9 +91,20 @@ func (q *queue) run() {
 		if len(buf) == 0 {
 			return
 		}
+		if until := q.failingUntil.Load(); until != 0 && time.Now().UnixNano() < until {
+			q.lose(len(buf), "export")
+			buf = buf[:0]
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), exportLimit)
 		if err := q.exp.ExportSpans(ctx, buf); err != nil {
 			q.lose(len(buf), "export")
+			// Paused, doubling from 1 s to 30 s while it keeps failing.
+			q.pause = min(max(2*q.pause, time.Second), 30*time.Second)
+			q.failingUntil.Store(time.Now().Add(q.pause).UnixNano())
+		} else {
+			q.pause = 0
+			q.failingUntil.Store(0)
 		}
 		cancel()
 		buf = buf[:0]

@@ -5,9 +5,11 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -26,7 +28,8 @@ const (
 	HeldEvent     = "policy.held"
 )
 
-func tracer() trace.Tracer { return otel.Tracer(ScopeName) }
+// tracer is chock's tracer of the provider installed now.
+func tracer() trace.Tracer { return inst().tracer }
 
 // CaptureArguments says whether the GenAI conventions' opt-in variable
 // asks for content (a call's arguments) to be recorded.
@@ -84,6 +87,9 @@ type Verdict struct {
 // RecordDecision records d as a finished apply_guardrail span under ctx's
 // span, and counts it in chock.decisions.
 func RecordDecision(ctx context.Context, d *eval.Decision, o Verdict) {
+	if !tracing.Load() && !metering.Load() {
+		return
+	}
 	redact := o.Redact
 	if redact == nil {
 		redact = func(s string) string { return s }
@@ -106,7 +112,7 @@ func RecordDecision(ctx context.Context, d *eval.Decision, o Verdict) {
 			rule = redact(l.Rule.Pattern)
 		}
 		if w := l.Where(); w != nil {
-			where = w.String()
+			where = spanText(w)
 		}
 	case d.Unavailable:
 		layer, rule = "none", "none"
@@ -130,9 +136,13 @@ func RecordDecision(ctx context.Context, d *eval.Decision, o Verdict) {
 	if !o.Allowed {
 		attrs = append(attrs, DecisionReason.String(reason(d, o.Answer)))
 	}
-	_, sp := tracer().Start(ctx, GuardrailSpan, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	sp.End()
-	inst().decisions.Add(ctx, 1, metric.WithAttributes(DecisionType.String(typ), Decision.String(d.Decision.String()), Layer.String(layer), Namespace.String(ns)))
+	if tracing.Load() {
+		_, sp := tracer().Start(ctx, GuardrailSpan, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		sp.End()
+	}
+	if metering.Load() {
+		inst().decisions.Add(ctx, 1, metric.WithAttributes(DecisionType.String(typ), Decision.String(d.Decision.String()), Layer.String(layer), Namespace.String(ns)))
+	}
 }
 
 // reason is a refusal's low-cardinality class.
@@ -152,16 +162,44 @@ func reason(d *eval.Decision, answer string) string {
 	return "default"
 }
 
-// namespaceOf is the form of the namespace act is in, or "".
+// namespaceOf is the form of the namespace act is in, or "". The answers
+// are kept (up to maxKept actions: an agent names as many as it likes).
 func namespaceOf(act string) string {
-	a, err := action.ParseAction(act)
-	if err != nil {
-		return ""
+	if v, ok := nsKept.Load(act); ok {
+		return v.(string)
 	}
-	if ns := action.NamespaceOf(a); ns != nil {
-		return ns.Form
+	form := ""
+	if a, err := action.ParseAction(act); err == nil {
+		if ns := action.NamespaceOf(a); ns != nil {
+			form = ns.Form
+		}
 	}
-	return ""
+	keep(&nsKept, &nsCount, act, form)
+	return form
+}
+
+// spanText is a rule's file:line:col, kept per span.
+func spanText(sp *diag.Span) string {
+	if v, ok := spanKept.Load(*sp); ok {
+		return v.(string)
+	}
+	text := sp.String()
+	keep(&spanKept, &spanCount, *sp, text)
+	return text
+}
+
+// maxKept bounds each of the kept answers.
+const maxKept = 4096
+
+var (
+	nsKept, spanKept   sync.Map
+	nsCount, spanCount atomic.Int64
+)
+
+func keep(m *sync.Map, n *atomic.Int64, k, v any) {
+	if n.Add(1) <= maxKept {
+		m.Store(k, v)
+	}
 }
 
 // StartHook opens the span of a client's tool call chock hook decides:
@@ -223,48 +261,49 @@ func TraceParent(ctx context.Context) string {
 	return c["traceparent"]
 }
 
-// instruments are chock's metrics.
+// instruments are chock's tracer and metrics of the providers installed
+// now, made again when another is installed.
 type instruments struct {
+	tp        trace.TracerProvider
+	mp        metric.MeterProvider
+	tracer    trace.Tracer
 	decisions metric.Int64Counter
 	duration  metric.Float64Histogram
 	refused   metric.Int64Counter
 	held      metric.Int64Counter
 }
 
-var (
-	instMu  sync.Mutex
-	current *instruments
-)
+var current atomic.Pointer[instruments]
 
-// inst is the instruments of the meter provider installed now.
+// inst is the instruments of the providers installed now.
 func inst() *instruments {
-	instMu.Lock()
-	defer instMu.Unlock()
-	if current == nil {
-		m := otel.Meter(ScopeName)
-		i := &instruments{}
-		i.decisions, _ = m.Int64Counter("chock.decisions", metric.WithDescription("Decisions made, by decision type, the policy's answer, layer and namespace."), metric.WithUnit("{decision}"))
-		i.duration, _ = m.Float64Histogram("chock.call.duration", metric.WithDescription("How long a call took, refusals included."), metric.WithUnit("s"))
-		i.refused, _ = m.Int64Counter("chock.connections.refused", metric.WithDescription("Network connections of calls refused by the policy."), metric.WithUnit("{connection}"))
-		i.held, _ = m.Int64Counter("chock.policy.held", metric.WithDescription("Policy edits held because they widen."), metric.WithUnit("{edit}"))
-		current = i
+	tp, mp := otel.GetTracerProvider(), otel.GetMeterProvider()
+	if i := current.Load(); i != nil && i.tp == tp && i.mp == mp {
+		return i
 	}
-	return current
-}
-
-func resetInstruments() {
-	instMu.Lock()
-	current = nil
-	instMu.Unlock()
+	m := mp.Meter(ScopeName)
+	i := &instruments{tp: tp, mp: mp, tracer: tp.Tracer(ScopeName)}
+	i.decisions, _ = m.Int64Counter("chock.decisions", metric.WithDescription("Decisions made, by decision type, the policy's answer, layer and namespace."), metric.WithUnit("{decision}"))
+	i.duration, _ = m.Float64Histogram("chock.call.duration", metric.WithDescription("How long a call took, refusals included."), metric.WithUnit("s"))
+	i.refused, _ = m.Int64Counter("chock.connections.refused", metric.WithDescription("Network connections of calls refused by the policy."), metric.WithUnit("{connection}"))
+	i.held, _ = m.Int64Counter("chock.policy.held", metric.WithDescription("Policy edits held because they widen."), metric.WithUnit("{edit}"))
+	current.Store(i)
+	return i
 }
 
 // RecordCall counts a call's duration in chock.call.duration.
 func RecordCall(ctx context.Context, tool, outcome string, seconds float64) {
+	if !metering.Load() {
+		return
+	}
 	inst().duration.Record(ctx, seconds, metric.WithAttributes(CallTool.String(tool), Outcome.String(outcome)))
 }
 
 // RecordRefusedConnection counts a connection the policy refused.
 func RecordRefusedConnection(ctx context.Context, namespace string) {
+	if !metering.Load() {
+		return
+	}
 	inst().refused.Add(ctx, 1, metric.WithAttributes(Namespace.String(namespace)))
 }
 
@@ -272,6 +311,9 @@ func RecordRefusedConnection(ctx context.Context, namespace string) {
 // chock.policy.held (each session's span gets a policy.held event of its
 // own).
 func RecordHeld(ctx context.Context) {
+	if !metering.Load() {
+		return
+	}
 	inst().held.Add(ctx, 1)
 }
 

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -31,11 +32,13 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // ScopeName is the instrumentation scope of every span and metric chock
@@ -135,7 +138,6 @@ func Start(ctx context.Context, o Options) (*Exporter, error) {
 		}
 		e.queue = newQueue(exp, queueSize(getenv), w)
 		e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(e.queue))
-		otel.SetTracerProvider(e.tp)
 	}
 	if metrics {
 		proto, err := protocol(getenv, "METRICS")
@@ -147,10 +149,40 @@ func Start(ctx context.Context, o Options) (*Exporter, error) {
 			return nil, err
 		}
 		e.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+	}
+	e.Install()
+	return e, nil
+}
+
+// Install makes e's providers OpenTelemetry's global ones (Start does;
+// a benchmark switching between exporters does too).
+func (e *Exporter) Install() {
+	if e == nil {
+		return
+	}
+	if e.tp != nil {
+		otel.SetTracerProvider(e.tp)
+	}
+	if e.mp != nil {
 		otel.SetMeterProvider(e.mp)
 	}
-	resetInstruments()
-	return e, nil
+	tracing.Store(e.tp != nil)
+	metering.Store(e.mp != nil)
+}
+
+// tracing and metering say whether chock's own providers are installed:
+// with export off, a decision builds no attribute at all.
+var tracing, metering atomic.Bool
+
+// Tracing says whether spans are exported (a provider of chock's, or a
+// test's, is installed).
+func Tracing() bool { return tracing.Load() }
+
+// SetRecording says whether spans and metrics are made even though Start
+// installed no provider (a test that installs its own).
+func SetRecording(traces, metrics bool) {
+	tracing.Store(traces)
+	metering.Store(metrics)
 }
 
 // Shutdown sends what is queued, within OTEL_EXPORTER_OTLP_TIMEOUT, and
@@ -259,4 +291,12 @@ func (w *warner) once(kind, format string, args ...any) {
 	}
 	w.said[kind] = true
 	fmt.Fprintf(w.w, format+"\n", args...)
+}
+
+// Off makes OpenTelemetry's no-op providers the global ones again: no
+// span or metric is made (as when Start found export off).
+func Off() {
+	otel.SetTracerProvider(tracenoop.NewTracerProvider())
+	otel.SetMeterProvider(metricnoop.NewMeterProvider())
+	SetRecording(false, false)
 }
