@@ -138,6 +138,9 @@ type Options struct {
 	OnExchange func(Exchange)
 	// Logger receives the go-sdk's own log; discarded when nil.
 	Logger *slog.Logger
+	// Redact masks the values a session holds in what the server chose
+	// (its session id) before a span carries it; as it is when nil.
+	Redact func(string) string
 }
 
 func (o *Options) defaults() {
@@ -152,6 +155,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
 	}
 }
 
@@ -403,7 +409,8 @@ func (s *Server) call(ctx context.Context, tool string, arguments any) (*Result,
 	ctx, span := telemetry.StartMCPCall(ctx, s.name, tool, transport)
 	defer span.End()
 	if id := s.cs.ID(); id != "" {
-		span.SetAttributes(telemetry.MCPSession.String(id))
+		// The server chose it, and a server given a secret may echo it.
+		span.SetAttributes(telemetry.MCPSession.String(s.o.Redact(id)))
 	}
 	// The call's trace goes upstream in params._meta, by the MCP
 	// conventions.
