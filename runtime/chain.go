@@ -14,6 +14,7 @@ import (
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Call is one brokered action as it passes the chain.
@@ -44,6 +45,8 @@ type Call struct {
 	nested atomic.Int32
 	// net is the call's network fence (its egress proxy), once started.
 	net *callNet
+	// span is the call's execute_tool span.
+	span trace.Span
 }
 
 // Result is what a call produced, redacted.
@@ -92,8 +95,11 @@ type RefusedError struct {
 func (e *RefusedError) Error() string { return fmt.Sprintf("refused %s: %s", e.Action, e.Reason) }
 
 // Run brokers one call through the chain.
-func (s *Session) Run(ctx context.Context, c *Call) (*Result, error) {
+func (s *Session) Run(ctx context.Context, c *Call) (res *Result, err error) {
 	c.ID = fmt.Sprintf("c%d", s.seq.Add(1))
+	start := time.Now()
+	ctx = s.startCall(ctx, c)
+	defer func() { s.endCall(ctx, c, start, res, err) }()
 	if c.Action == "" {
 		a, err := callAction(c)
 		if err != nil {
@@ -286,6 +292,10 @@ func (s *Session) decide(ctx context.Context, act string, phase config.Phase, pa
 	if err := s.event("decision", fields...); err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
 	}
+	// An ask at loop phase is recorded when it is answered (permit).
+	if d.Decision != config.Ask || phase == config.Start {
+		s.guardrail(ctx, d, parent, d.Decision == config.Allow, "")
+	}
 	return d, nil
 }
 
@@ -303,6 +313,7 @@ func (s *Session) permit(ctx context.Context, d *eval.Decision, parent string) e
 			answer = "yes"
 		}
 		s.event("ask", sessionlog.F("action", d.Action), sessionlog.F("answer", answer), sessionlog.F("parent", parent))
+		s.guardrail(ctx, d, parent, answer == "yes", answer)
 		if err != nil {
 			return &RefusedError{Action: d.Action, Reason: "ask could not be put: " + err.Error(), Explanation: x}
 		}

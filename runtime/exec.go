@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/runtime/redact"
+	"github.com/chockhq/chock/runtime/telemetry"
 )
 
 // ExecRequest is a call of the exec tool.
@@ -64,6 +65,10 @@ func killGroup(pid int) {
 func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	r := c.Exec
 	env := append(append([]string(nil), s.opts.BaseEnv...), c.env...)
+	if tp := telemetry.TraceParent(ctx); tp != "" {
+		// The convention some tools read to continue the call's trace.
+		env = append(env, "TRACEPARENT="+tp)
+	}
 	cmd, start, err := s.command(ctx, c, env)
 	if err != nil {
 		return nil, err

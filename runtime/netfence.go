@@ -13,6 +13,7 @@ import (
 	"github.com/chockhq/chock/runtime/egress"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/chockhq/chock/runtime/telemetry"
 )
 
 // This file is the network fence of a call: the call's own network
@@ -284,6 +285,10 @@ func (n *callNet) logged(r egress.Record) {
 		fields = append(fields, sessionlog.F("why", r.Why))
 	}
 	n.s.event("net.connect", fields...)
+	n.s.spanEvent(n.c, "net.connect", fields)
+	if !r.Allowed {
+		telemetry.RecordRefusedConnection(context.Background(), telemetry.NamespaceOf(r.Action))
+	}
 	if r.Outcome == egress.Connected {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/chockhq/chock/runtime/telemetry"
 )
 
 // execRights is what the policy lets any process of a call execute, for
@@ -402,6 +403,7 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs f
 		}
 	}
 	s.event("exec.nested", fields...)
+	s.spanEvent(c, telemetry.NestedEvent, fields)
 }
 
 // maxNested is how many nested execs one call logs.

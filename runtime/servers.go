@@ -187,7 +187,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		return st, s.dropServer(&st, "an entry names a command or a url, and never both")
 	}
 	o := mcpconn.Options{DiscoverTimeout: s.opts.MCP.DiscoverTimeout, CallTimeout: s.opts.MCP.CallTimeout,
-		MaxReply: s.opts.MCP.MaxReply, OnExchange: s.logExchange}
+		MaxReply: s.opts.MCP.MaxReply, OnExchange: s.logExchange, Redact: s.redact.String}
 	var local mcpconn.Local
 	var remote mcpconn.Remote
 	// fence is a local server's egress proxy, once it started.

@@ -28,6 +28,7 @@ import (
 	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,6 +88,9 @@ type Options struct {
 	// Scratch are the temporary folders calls may write (TempDir, /tmp,
 	// /var/tmp and /dev/shm by default).
 	Scratch []string
+	// Client is the agent client the session serves (claude-code, …),
+	// when known: an attribute of the session's span.
+	Client string
 }
 
 // Session is one agent session: a policy, a credential store, a log.
@@ -131,6 +135,9 @@ type Session struct {
 	// wd is the session's working directory: where a call that names no
 	// dir runs, and what a relative dir is taken from.
 	wd string
+	// span is the session's invoke_agent span (a no-op one when export
+	// is off).
+	span trace.Span
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -223,6 +230,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	s.maskAll(ctx)
+	s.startSpan(ctx)
 	s.chain = Chain(s.perform, s.audit, s.timeLimit, s.policy, s.secrets, s.redaction)
 	return s, nil
 }
@@ -259,6 +267,7 @@ func (s *Session) End(reason string) error {
 	}
 	s.closeServers()
 	s.removePrivate()
+	s.endSpan(reason)
 	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()),
 		sessionlog.F("reason", s.redact.String(reason)))
 	return errors.Join(err, s.log.Close())

@@ -56,6 +56,7 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 /^BenchmarkMCPCall/ { mc = value("proxied/direct"); mcA = value("proxied-ns/op"); mcB = value("direct-ns/op") }
 /^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
 /^BenchmarkGateway(Upstream|UpstreamSlow|Everything)-/ { n = name(); sub(/^BenchmarkGateway/, "", n); gw[n] = value("ratio"); gwa[n] = value("reserved-ns/call"); gwb[n] = value("direct-ns/call") }
+/^BenchmarkTelemetry\// { n = name(); sub(/^BenchmarkTelemetry\/collector=/, "", n); sub(/\/exec$/, "-exec", n); tel[n] = value("on/off"); telA[n] = value("on-ns/call"); telB[n] = value("off-ns/call"); teld[n] = value("dropped") }
 /^BenchmarkRedactVsCopy/ { red = value("redact/copy"); redA = value("redact-ns/op"); redB = value("copy-ns/op") }
 /^BenchmarkScale[A-Za-z]+\// { n = name(); sub(/^BenchmarkScale/, "", n); scale[n] = value("ms/MB"); rss[n] = value("peak-RSS/input") }
 /^BenchmarkDiff\// { n = name(); sub(/^BenchmarkDiff\//, "", n); dms[n] = value("ms/diff"); dreg[n] = value("regions") }
@@ -93,6 +94,9 @@ END {
 	figure("sandboxed-exec/os-exec", sex, sprintf("%d vs %d ns/op", sb, oe))
 	figure("brokered-exec-no-sandbox/os-exec", ex, sprintf("--no-sandbox, %d vs %d ns/op", exA, exB))
 	figure("proxied-mcp-tools/call/direct-go-sdk", mc, us(mcA) " vs " us(mcB))
+	target("telemetry-on/off-collector-up", tel["up"], "<=", "1.1", "10,000 refused calls a round: " us(telA["up"]) " vs " us(telB["up"]) " a call")
+	figure("telemetry-on/off-sandboxed-exec", tel["up-exec"], us(telA["up-exec"]) " vs " us(telB["up-exec"]) " a call of /bin/true, exporting to a running Jaeger")
+	target("telemetry-on/off-collector-down", tel["down"], "<=", "1.1", us(telA["down"]) " vs " us(telB["down"]) " a call, " teld["down"] " spans dropped")
 	target("redaction/io.Copy-throughput", red, ">=", "0.25", "8 values over 4 MiB, " ms(redA) " vs " ms(redB))
 	# The gateway (issue 14): one more MCP hop, ≤ 1.15 for a tool that works.
 	target("gateway-reserved/direct,a-2ms-tool", gw["UpstreamSlow"], "<=", "1.15", "the helper server, " us(gwa["UpstreamSlow"]) " vs " us(gwb["UpstreamSlow"]))

@@ -63,6 +63,11 @@ func (p *execParams) validate([]string) error {
 // runExec runs argv as the one call of a session.
 func runExec(ctx context.Context, argv []string, p execParams, std stdio) error {
 	defer p.sf.opa.close()
+	ctx, stop, err := p.sf.otel.start(ctx, std.err)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	s, _, err := p.sf.open(ctx, std)
 	if err != nil {
 		return err

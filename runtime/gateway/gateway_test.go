@@ -300,7 +300,7 @@ func TestRequestState(t *testing.T) {
 	res, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: args})
 	res4, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: args, InputResponses: yes, RequestState: res.RequestState})
 	if err != nil || res4.IsError {
-		t.Fatalf("answered: %+v %v", res4, err)
+		t.Fatalf("answered: %+v %v %s", res4, err, res4.Content[0].(*mcp.TextContent).Text)
 	}
 	res5, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: args, InputResponses: yes, RequestState: res.RequestState})
 	if err != nil || !res5.IsError {
