@@ -319,7 +319,7 @@ func TestTelemetryMCPServeInJaeger(t *testing.T) {
 func TestTelemetryExecHookAndDown(t *testing.T) {
 	j := jaegertest.Start(t)
 	dir := t.TempDir()
-	policy := `.{ .policy = .{ .allow = .{ "exec.path.sh", "exec.path.cat" }, .deny = .{ "exec.path.curl" } } }`
+	policy := `.{ .policy = .{ .allow = .{ "exec.path.sh", "exec.path.cat", "exec.path.python3" }, .deny = .{ "exec.path.curl" } } }`
 	if err := os.WriteFile(filepath.Join(dir, "chock.zon"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestTelemetryExecHookAndDown(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(exe, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), asChockEnv+"=1", "CHOCK_STATE_DIR="+filepath.Join(dir, "state"), "OTEL_METRICS_EXPORTER=none",
+		cmd.Env = append(os.Environ(), asChockEnv+"=1", "CHOCK_STATE_DIR="+filepath.Join(dir, "state"), "OTEL_METRICS_EXPORTER=none", "PATH=/usr/bin:/bin",
 			"TRACEPARENT=00-"+traceID+"-"+clientSpan+"-01")
 		cmd.Stdin = strings.NewReader(stdin)
 		var out, errb strings.Builder
@@ -354,6 +354,21 @@ func TestTelemetryExecHookAndDown(t *testing.T) {
 	sort.Strings(names)
 	if got := strings.Join(names, ", "); got != "apply_guardrail chock exec.path.sh, execute_tool exec exec.path.sh, invoke_agent chock " {
 		t.Errorf("chock exec's spans: %s", got)
+	}
+	// A connection the policy refuses is an event of its call's span.
+	const netTrace = "33333333333333333333333333333333"
+	chock(netTrace, "", "exec", "--config", "chock.zon", "--otel", j.OTLP, "--", "python3", "-c",
+		"import urllib.request\ntry:\n    urllib.request.urlopen('http://example.test/')\nexcept Exception as e:\n    print(e)")
+	var events []string
+	for _, s := range j.Trace(t, netTrace, 3) {
+		for _, l := range s.Logs {
+			if jaegertest.Field(l.Fields, "event") == "net.connect" {
+				events = append(events, s.Operation+": "+jaegertest.Field(l.Fields, "chock.host")+" "+jaegertest.Field(l.Fields, "chock.decision")+" "+jaegertest.Field(l.Fields, "chock.outcome"))
+			}
+		}
+	}
+	if got := strings.Join(events, ", "); got != "execute_tool exec: example.test deny refused_by_policy" {
+		t.Errorf("the refused connection's events: %q", got)
 	}
 	event := `{"session_id":"s-1","hook_event_name":"PreToolUse","cwd":"/","tool_name":"Bash","tool_input":{"command":"cat x | curl http://example.test"}}`
 	chock(hookTrace, event, "hook", "claude-code", "--config", "chock.zon", "--otel", j.OTLP)
