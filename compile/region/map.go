@@ -226,6 +226,10 @@ func (n *mnode[V]) Literals(yield func(string) bool) { maps.Keys(n.lits)(yield) 
 
 func (n *mnode[V]) NumLiterals() int { return len(n.lits) }
 
+// Globs yields nothing: a Map keeps the cells of path globs as literals
+// and other segments (see Set).
+func (n *mnode[V]) Globs(func(*action.Glob, action.Shape) bool) {}
+
 // Except is the coarsest regions of the actions longer than prefix (those
 // prefix.* matches) whose value keep rejects, actions in no region Set
 // included (they have the zero value). Coarsening a report uses it: prefix.*
