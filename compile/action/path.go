@@ -190,3 +190,32 @@ const NotRelativeRegexp = `(?:/|~/|~$)`
 
 // PathHome is the prefix a path under the home folder is written with.
 const PathHome = "~/"
+
+// PathActionRegexp is the RE2 every well-formed action of a path family
+// matches (the compiled policy's input check): its fixed segments, then a
+// path as checkPath takes it.
+func PathActionRegexp() string {
+	var heads []string
+	for _, n := range pathRows {
+		heads = append(heads, regexp.QuoteMeta(n.Prefix()))
+	}
+	c := strings.Replace(SegmentClass(), "[^.*", "[^/*", 1)   // a name's characters
+	first := strings.Replace(SegmentClass(), "[^.*", "[^/*.", 1) // one that is not '.'
+	name := "(?:" + first + c + "*|\\." + first + c + "*|\\.\\." + c + "+)"
+	return "(?:" + strings.Join(heads, "|") + ")(?:/|~|(?:/|~/)?" + name + "(?:/" + name + ")*)"
+}
+
+// PathPatternPrefix is the RE2 of the segments of p before its path: each
+// literal as it is, each '*' as one segment, each followed by a '.'.
+func PathPatternPrefix(p Pattern) string {
+	var b strings.Builder
+	for i, s := range p.segs[:len(p.segs)-1] {
+		if p.Kind(i) == Star {
+			b.WriteString(SegmentClass() + "+")
+		} else {
+			b.WriteString(regexp.QuoteMeta(s))
+		}
+		b.WriteString(`\.`)
+	}
+	return b.String()
+}

@@ -236,6 +236,10 @@ type Rule struct {
 	// ("allow", "ask", "deny" or "rules").
 	Span diag.Span
 	From string
+	// Builtin says the rule is one of chock's own (FileDefaults), not the
+	// file's: it loses a tie to a rule of the layer's file, and lint says
+	// nothing of it.
+	Builtin bool
 }
 
 // Secret is one entry of .secrets.

@@ -22,7 +22,7 @@ type Layer struct {
 // NewLayer indexes a policy's rules.
 func NewLayer(kind, name, file string, p *config.Policy) *Layer {
 	l := &Layer{Kind: kind, Name: name, File: file, Policy: p}
-	for _, r := range p.Rules {
+	for _, r := range config.WithBuiltins(p, kind).Rules {
 		l.trie.Insert(r.Pattern, r)
 	}
 	return l
@@ -40,9 +40,17 @@ func (l *Layer) pick(entries []action.Entry[*config.Rule]) (config.Decision, *co
 	if len(entries) == 0 {
 		return l.Policy.Default.Value, nil
 	}
-	best := entries[0].Value
-	for _, e := range entries[1:] {
-		if e.Value.Decision < best.Decision {
+	// A builtin rule (chock's file defaults) loses a tie to the file's.
+	own := false
+	for _, e := range entries {
+		own = own || !e.Value.Builtin
+	}
+	var best *config.Rule
+	for _, e := range entries {
+		if own && e.Value.Builtin {
+			continue
+		}
+		if best == nil || e.Value.Decision < best.Decision {
 			best = e.Value
 		}
 	}
