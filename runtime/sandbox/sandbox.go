@@ -63,6 +63,41 @@ type Spec struct {
 	Private []PrivateDir `json:"private,omitempty"`
 	// Notify asks for the call's execve calls to be reported.
 	Notify bool `json:"notify"`
+	// FileRules are the file rules' mounts (fs.read and fs.write, decided
+	// by chock per path): made after Hide, in order (shallowest first),
+	// by files_linux.go. The program then runs without capabilities, so
+	// a cover's mode holds against it.
+	FileRules []FileRule `json:"file_rules,omitempty"`
+}
+
+// FileOp is what a file rule's mount does to a path.
+type FileOp string
+
+// File rule operations.
+const (
+	// Unreadable covers a directory with an empty read-only tmpfs that
+	// the call can neither list nor enter (Keep bound back in, the
+	// folders above them enterable only), every entry it had stubbed
+	// with mode 000; a file with an empty file of mode 000.
+	Unreadable FileOp = "unreadable"
+	// ReadOnly binds the path onto itself read-only (Keep bound back in
+	// writable): it can be neither written, removed nor renamed.
+	ReadOnly FileOp = "read-only"
+	// Pinned binds a folder onto itself: its contents stay as writable
+	// as they were, but it cannot be removed or renamed away, which would
+	// take the protected paths inside with it.
+	Pinned FileOp = "pinned"
+)
+
+// FileRule is one path the file rules protect inside a call.
+type FileRule struct {
+	// Path is absolute, its symlinks resolved, and must be there.
+	Path string `json:"path"`
+	Op   FileOp `json:"op"`
+	// Keep are paths under Path (relative, clean) that a rule lets
+	// through: read from the real folder under an Unreadable cover,
+	// writable under a ReadOnly one.
+	Keep []string `json:"keep,omitempty"`
 }
 
 // PrivateDir is one of the session's temporary folders (Host) and where
