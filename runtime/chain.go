@@ -36,6 +36,8 @@ type Call struct {
 	env     []string
 	files   []sandbox.SecretFile
 	fileDir string
+	// filePlan is the file rules' part of the call's sandbox (files.go).
+	filePlan *filePlan
 	cleanup []func()
 	// prog is the program an exec call runs, or identity why it runs none.
 	prog     *sandbox.Resolved

@@ -107,6 +107,9 @@ type Session struct {
 	// programs is the session's PATH, resolved when it started.
 	programs   *sandbox.Programs
 	execRights rightsCache
+	// holders are the placeholder folders the running calls' file rules
+	// use (files.go).
+	holders placeholders
 	initPath   string
 	// initID is the init binary's identity when the session started: a
 	// replaced init is refused, not run.

@@ -16,6 +16,17 @@ import (
 // it, the rest are simply absent under the cover.
 const maxStubs = 4096
 
+// fileRulePaths are the rules' paths: those under a session's private
+// folder are bound back in from the real file system, as the spec's
+// other paths are, and then protected.
+func fileRulePaths(rules []FileRule) []string {
+	var out []string
+	for _, r := range rules {
+		out = append(out, r.Path)
+	}
+	return out
+}
+
 // fileRules makes the file rules' mounts, in order.
 func fileRules(rules []FileRule) error {
 	if len(rules) == 0 {

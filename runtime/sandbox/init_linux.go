@@ -177,7 +177,7 @@ func privateDirs(spec *Spec) error {
 			keep = append(keep, filepath.Clean(p))
 		}
 	}
-	for _, l := range [][]string{spec.Writable, spec.ReadOnly, spec.Hide} {
+	for _, l := range [][]string{spec.Writable, spec.ReadOnly, spec.Hide, fileRulePaths(spec.FileRules)} {
 		for _, p := range l {
 			add(p)
 		}

@@ -1,0 +1,636 @@
+package runtime
+
+// This file turns the file rules (fs.read.<PATH>, fs.write.<PATH>: the
+// policy's and chock's defaults, config.FileDefaults) into the mounts of
+// one call (sandbox.FileRule): every path a rule names, resolved against
+// the real file system, is decided under every name it has, the
+// strictest winning, and protected by the kernel inside the call.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/compile/config"
+	"github.com/chockhq/chock/eval"
+	"github.com/chockhq/chock/runtime/sandbox"
+	"github.com/chockhq/chock/runtime/sessionlog"
+)
+
+// MaxFileWalk bounds the entries one call's plan reads to find the paths
+// a glob names (fs.read.**/.env): past it the call is refused, since
+// which files the glob protects cannot be known.
+const MaxFileWalk = 200_000
+
+// fileEntry is the witness name for "any entry inside a folder" that no
+// rule names by itself.
+const fileEntry = "chock-any-entry"
+
+// filePlan is what the file rules make of one call.
+type filePlan struct {
+	rules []sandbox.FileRule
+	// placeholders are the empty folders made for this call where a
+	// protected path was missing; release removes them.
+	placeholders []string
+	// protected are the paths refused inside the call, with the rule
+	// that refuses each, for the call's result.
+	protected []protectedPath
+}
+
+// protectedPath is one path the call may not read or write, and why.
+type protectedPath struct {
+	path  string // absolute, resolved
+	names []string
+	op    string // "read" or "write"
+	rule  string // the deciding rule, as explain names it
+}
+
+// candidate is a path a rule names.
+type candidate struct {
+	path    string // absolute, lexical
+	subtree bool   // everything inside it too (a rule ending in /**)
+}
+
+// fileRoots are what the names of a path are made from.
+type fileRoots struct {
+	home string
+	// rel are the folders a relative path is under: the project's and
+	// every --writable one.
+	rel []string
+	// git are the folders a worktree's .git file points to (its gitdir and
+	// common dir): a path in one is also named .git/...
+	git []string
+}
+
+func (s *Session) fileRoots() fileRoots {
+	r := fileRoots{home: s.homeDir()}
+	if s.wd != "" {
+		r.rel = append(r.rel, s.wd)
+	}
+	for _, w := range s.opts.Writable {
+		if abs, err := filepath.Abs(w); err == nil {
+			r.rel = append(r.rel, abs)
+		}
+	}
+	for _, root := range r.rel {
+		r.git = append(r.git, gitDirs(root)...)
+	}
+	return r
+}
+
+// homeDir is the home folder calls get (HOME of the base environment),
+// or this process's.
+func (s *Session) homeDir() string {
+	for _, kv := range s.opts.BaseEnv {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok && filepath.IsAbs(v) {
+			return filepath.Clean(v)
+		}
+	}
+	if h := os.Getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Clean(h)
+	}
+	return ""
+}
+
+// gitDirs follows a .git file (a worktree's, a submodule's) to its gitdir
+// and that folder's common dir.
+func gitDirs(root string) []string {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil || len(b) > 4096 {
+		return nil
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	out := []string{filepath.Clean(dir)}
+	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(dir, cd)
+		}
+		out = append(out, filepath.Clean(cd))
+	}
+	return out
+}
+
+// names are the names path p (absolute, clean) has in actions: its
+// absolute path, ~/… under the home folder, relative under each folder
+// relative paths are under, and .git/… under a worktree's git folders.
+func (r fileRoots) names(p string) []string {
+	out := []string{p}
+	if r.home != "" {
+		if p == r.home {
+			out = append(out, "~")
+		} else if rel, ok := under(r.home, p); ok {
+			out = append(out, action.PathHome+rel)
+		}
+	}
+	for _, root := range r.rel {
+		if rel, ok := under(root, p); ok {
+			out = append(out, rel)
+		}
+	}
+	for _, g := range r.git {
+		if p == g {
+			out = append(out, ".git")
+		} else if rel, ok := under(g, p); ok {
+			out = append(out, ".git/"+rel)
+		}
+	}
+	return out
+}
+
+// under is p relative to dir, when p is inside it.
+func under(dir, p string) (string, bool) {
+	if dir == "/" {
+		return strings.TrimPrefix(p, "/"), p != "/"
+	}
+	rel, ok := strings.CutPrefix(p, dir+"/")
+	return rel, ok && rel != ""
+}
+
+// fsPatterns are the fs patterns of the policy's layers (chock's defaults
+// among them) that name paths: all but fs.read.* and the like.
+func fsPatterns(m eval.Meta) []action.Pattern {
+	var out []action.Pattern
+	seen := map[string]bool{}
+	for _, l := range m.Layers {
+		for _, r := range l.Rules {
+			p, err := action.ParsePattern(r.Pattern)
+			if err != nil || seen[r.Pattern] || p.Len() != 3 || p.Segments()[0] != "fs" {
+				continue
+			}
+			if k := p.Kind(2); k != action.Literal && k != action.PathGlob {
+				continue // fs.read.*: every path, named by none
+			}
+			seen[r.Pattern] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// candidates are the paths the patterns name under the roots: a literal
+// path as it is, a glob's literal folder when the rest is "**", else what
+// a walk of that folder finds that the glob matches.
+func (r fileRoots) candidates(pats []action.Pattern) ([]candidate, error) {
+	var out []candidate
+	walked := 0
+	for _, p := range pats {
+		tail := p.Segments()[p.Len()-1]
+		rest := tail
+		type base struct {
+			dir   string
+			names []string
+		}
+		var bases []base
+		split := func(r string) []string {
+			if r == "" {
+				return nil
+			}
+			return strings.Split(r, "/")
+		}
+		switch action.Form(tail) {
+		case action.Absolute:
+			bases = []base{{"/", split(strings.TrimPrefix(tail, "/"))}}
+		case action.Home:
+			if r.home == "" {
+				continue
+			}
+			bases = []base{{r.home, split(strings.TrimPrefix(strings.TrimPrefix(tail, "~"), "/"))}}
+		default:
+			names := split(rest)
+			for _, root := range r.rel {
+				bases = append(bases, base{root, names})
+			}
+			if names[0] == ".git" {
+				for _, g := range r.git {
+					bases = append(bases, base{g, names[1:]})
+				}
+			}
+		}
+		for _, b := range bases {
+			lit := 0
+			for lit < len(b.names) && !strings.Contains(b.names[lit], "*") {
+				lit++
+			}
+			dir := filepath.Join(append([]string{b.dir}, b.names[:lit]...)...)
+			switch {
+			case p.Glob() == nil:
+				out = append(out, candidate{path: dir})
+			case lit == len(b.names)-1 && b.names[lit] == "**":
+				out = append(out, candidate{path: dir, subtree: true})
+			default:
+				found, n, err := walkGlob(dir, p, r, MaxFileWalk-walked)
+				walked += n
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, found...)
+			}
+		}
+	}
+	return out, nil
+}
+
+// errWalk is a glob's walk past MaxFileWalk.
+var errWalk = errors.New("too many files to find what the file rules' globs protect")
+
+// walkGlob walks dir (not following symlinks, leaving .git folders out)
+// for the paths some name of which glob pattern p matches.
+func walkGlob(dir string, p action.Pattern, r fileRoots, budget int) ([]candidate, int, error) {
+	var out []candidate
+	n := 0
+	g := p.Glob()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == dir {
+				return fs.SkipAll // not there: nothing to find
+			}
+			return nil
+		}
+		if n++; n > budget {
+			return errWalk
+		}
+		if d.IsDir() && d.Name() == ".git" && path != dir {
+			return fs.SkipDir
+		}
+		for _, name := range r.names(path) {
+			if g.Matches(name) {
+				out = append(out, candidate{path: path})
+				break
+			}
+		}
+		return nil
+	})
+	return out, n, err
+}
+
+// planFiles works out the call's file mounts.
+func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
+	roots := s.fileRoots()
+	cands, err := roots.candidates(fsPatterns(s.engine(ctx).Meta()))
+	if err != nil {
+		return nil, err
+	}
+	// One entry per real path: a path reached through a symlink is
+	// protected where it leads, under the names of both.
+	type target struct {
+		real    string
+		names   []string
+		subtree bool
+		dir     bool
+		exists  bool
+	}
+	byReal := map[string]*target{}
+	var order []string
+	for _, c := range cands {
+		real, exists := c.path, false
+		if rp, err := filepath.EvalSymlinks(c.path); err == nil {
+			real, exists = rp, true
+		}
+		t := byReal[real]
+		if t == nil {
+			t = &target{real: real, exists: exists}
+			if st, err := os.Stat(real); err == nil {
+				t.dir = st.IsDir()
+			}
+			byReal[real] = t
+			order = append(order, real)
+		}
+		t.subtree = t.subtree || c.subtree
+		for _, n := range append(roots.names(c.path), roots.names(real)...) {
+			if !slices.Contains(t.names, n) {
+				t.names = append(t.names, n)
+			}
+		}
+	}
+	sort.Strings(order)
+	// The actions to decide: each name read and written, and for a folder
+	// an entry inside it no rule names.
+	var acts []string
+	idx := map[string]int{}
+	ask := func(a string) {
+		if _, ok := idx[a]; !ok {
+			idx[a] = len(acts)
+			acts = append(acts, a)
+		}
+	}
+	verbs := []string{"fs.read.", "fs.write."}
+	for _, real := range order {
+		t := byReal[real]
+		for _, n := range t.names {
+			for _, v := range verbs {
+				ask(v + n)
+				if t.dir || t.subtree || !t.exists {
+					ask(v + strings.TrimSuffix(n, "/") + "/" + fileEntry)
+				}
+			}
+		}
+	}
+	ds, err := s.engine(ctx).DecideManyUnlogged(ctx, acts, config.Loop)
+	if err != nil {
+		return nil, err
+	}
+	// refused is the first name's decision that refuses, of the names
+	// given: a name that cannot form an action is refused too.
+	refused := func(verb string, names []string, inside bool) (bool, string) {
+		for _, n := range names {
+			a := verb + n
+			if inside {
+				a = verb + strings.TrimSuffix(n, "/") + "/" + fileEntry
+			}
+			i, ok := idx[a]
+			if !ok {
+				continue
+			}
+			d := ds[i]
+			if d.Error != "" {
+				continue // a name that is not an action: its other names decide
+			}
+			if d.Decision != config.Allow {
+				return true, ruleText(d)
+			}
+		}
+		return false, ""
+	}
+	plan := &filePlan{}
+	writable := func(p string) bool {
+		for _, w := range s.writable {
+			if p == w || strings.HasPrefix(p, w+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, real := range order {
+		t := byReal[real]
+		readAll, rr := refused("fs.read.", t.names, true)
+		readSelf, rs := refused("fs.read.", t.names, false)
+		writeAll, wr := refused("fs.write.", t.names, true)
+		writeSelf, ws := refused("fs.write.", t.names, false)
+		if !t.exists {
+			// A path not there yet is protected from being made where it
+			// would be written: an empty folder in its place, read-only
+			// inside, made here and removed when the call ends.
+			if (writeSelf || writeAll) && writable(filepath.Dir(firstMissing(real))) {
+				m := firstMissing(real)
+				if err := s.placeholder(m); err != nil {
+					return nil, err
+				}
+				plan.placeholders = append(plan.placeholders, m)
+				plan.rules = append(plan.rules, sandbox.FileRule{Path: m, Op: sandbox.ReadOnly})
+				why := ws
+				if !writeSelf {
+					why = wr
+				}
+				plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "write", rule: why})
+			}
+			continue
+		}
+		switch {
+		case t.dir && readAll:
+			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.Unreadable})
+			plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "read", rule: rr + rs})
+		case !t.dir && readSelf:
+			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.Unreadable})
+			plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "read", rule: rs})
+		}
+		if !writable(real) {
+			continue // read-only whatever a rule says
+		}
+		switch {
+		case t.dir && writeAll:
+			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.ReadOnly})
+			plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "write", rule: wr})
+		case t.dir && writeSelf:
+			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.Pinned})
+		case !t.dir && writeSelf:
+			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.ReadOnly})
+			plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "write", rule: ws})
+		}
+	}
+	readOK, writeOK := byRealAllowed(order, func(real string) (bool, bool) {
+		t := byReal[real]
+		r, _ := refused("fs.read.", t.names, false)
+		w, _ := refused("fs.write.", t.names, false)
+		return t.exists && !r, t.exists && !w
+	})
+	keepExceptions(plan.rules, readOK, writeOK)
+	// Shallowest first, so a deeper one lands on what the shallower made;
+	// one under an unreadable folder that is not kept through it is moot.
+	sort.SliceStable(plan.rules, func(i, j int) bool {
+		return strings.Count(plan.rules[i].Path, "/") < strings.Count(plan.rules[j].Path, "/")
+	})
+	plan.rules = dropCovered(plan.rules)
+	return plan, nil
+}
+
+// byRealAllowed lists the paths a rule lets be read and written.
+func byRealAllowed(order []string, allowed func(string) (bool, bool)) (read, write []string) {
+	for _, p := range order {
+		r, w := allowed(p)
+		if r {
+			read = append(read, p)
+		}
+		if w {
+			write = append(write, p)
+		}
+	}
+	return read, write
+}
+
+// keepExceptions lets through, under an unreadable or read-only folder,
+// the paths inside it that a rule allows (fs.read.~/.aws/config under
+// fs.read.~/.aws/**).
+func keepExceptions(rules []sandbox.FileRule, read, write []string) {
+	for i := range rules {
+		r := &rules[i]
+		allowed := write
+		if r.Op == sandbox.Unreadable {
+			allowed = read
+		} else if r.Op != sandbox.ReadOnly {
+			continue
+		}
+		for _, p := range allowed {
+			if rel, ok := under(r.Path, p); ok {
+				r.Keep = append(r.Keep, rel)
+			}
+		}
+	}
+}
+
+// dropCovered leaves out the rules for paths under an unreadable folder
+// that it does not let through: they cannot be reached inside anyway,
+// and their path is not there under the cover.
+func dropCovered(rules []sandbox.FileRule) []sandbox.FileRule {
+	var out []sandbox.FileRule
+	for _, r := range rules {
+		moot := false
+		for _, c := range out {
+			rel, ok := under(c.Path, r.Path)
+			if !ok || c.Op != sandbox.Unreadable {
+				continue
+			}
+			kept := false
+			for _, k := range c.Keep {
+				if rel == k || strings.HasPrefix(rel, k+"/") {
+					kept = true
+				}
+			}
+			if !kept {
+				moot = true
+			}
+		}
+		if !moot {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// firstMissing is the outermost folder of p (or p) that is not there.
+func firstMissing(p string) string {
+	for {
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		if _, err := os.Lstat(parent); err == nil {
+			return p
+		}
+		p = parent
+	}
+}
+
+// ruleText names the rule that decided d, as explain does.
+func ruleText(d *eval.Decision) string {
+	l := d.Decider()
+	if l == nil {
+		return d.Action
+	}
+	out := l.Spelling() + " " + l.RuleText()
+	if l.Rule != nil && l.Rule.Why != "" {
+		out += ": " + l.Rule.Why
+	}
+	return out
+}
+
+// placeholders counts the calls using each placeholder folder.
+type placeholders struct {
+	mu   sync.Mutex
+	uses map[string]int
+	made map[string]os.FileInfo
+}
+
+// placeholder makes (or shares) the empty folder at p.
+func (s *Session) placeholder(p string) error {
+	s.holders.mu.Lock()
+	defer s.holders.mu.Unlock()
+	if s.holders.uses == nil {
+		s.holders.uses, s.holders.made = map[string]int{}, map[string]os.FileInfo{}
+	}
+	if s.holders.uses[p] == 0 {
+		if err := os.Mkdir(p, 0o500); err != nil {
+			return fmt.Errorf("making the placeholder %s, which keeps a protected path from being made: %w", p, err)
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		s.holders.made[p] = st
+	}
+	s.holders.uses[p]++
+	return nil
+}
+
+// release removes the plan's placeholders no other call uses, when each
+// is still the empty folder this session made.
+func (s *Session) release(plan *filePlan) {
+	if plan == nil {
+		return
+	}
+	s.holders.mu.Lock()
+	defer s.holders.mu.Unlock()
+	for _, p := range plan.placeholders {
+		if s.holders.uses[p]--; s.holders.uses[p] > 0 {
+			continue
+		}
+		delete(s.holders.uses, p)
+		made := s.holders.made[p]
+		delete(s.holders.made, p)
+		if st, err := os.Lstat(p); err == nil && made != nil && os.SameFile(st, made) {
+			os.Remove(p) // only an empty folder goes
+		}
+	}
+}
+
+// refusalWords are how a program says the kernel refused it a path.
+var refusalWords = []string{"Permission denied", "Read-only file system", "Device or resource busy", "Operation not permitted", "EACCES", "EROFS", "EBUSY", "PermissionError"}
+
+// fileRefusals adds to a call's result a line for each protected path the
+// call was refused, as its output tells (the kernel says EACCES, EROFS or
+// EBUSY to the program and nothing to chock): the path, and the rule that
+// protects it, as chock explain names it. Each is logged.
+func (s *Session) fileRefusals(c *Call, res *Result) {
+	if c.filePlan == nil || len(c.filePlan.protected) == 0 {
+		return
+	}
+	var lines []string
+	for _, out := range []string{res.Stderr, res.Stdout} {
+		for _, l := range strings.Split(out, "\n") {
+			for _, w := range refusalWords {
+				if strings.Contains(l, w) {
+					lines = append(lines, l)
+					break
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	var notes []string
+	for _, pp := range c.filePlan.protected {
+		spellings := []string{pp.path}
+		for _, n := range pp.names {
+			if action.Form(n) != action.Home {
+				spellings = append(spellings, n)
+			}
+		}
+		hit := false
+		for _, l := range lines {
+			for _, sp := range spellings {
+				if strings.Contains(l, sp) {
+					hit = true
+				}
+			}
+		}
+		if !hit {
+			continue
+		}
+		note := fmt.Sprintf("chock: %s is not %s inside a call: fs.%s.%s, %s", pp.path, map[string]string{"read": "readable", "write": "writable"}[pp.op], pp.op, pp.names[len(pp.names)-1], pp.rule)
+		if !slices.Contains(notes, note) {
+			notes = append(notes, note)
+			s.event("fs.refused", sessionlog.F("parent", c.ID), sessionlog.F("path", pp.path), sessionlog.F("op", pp.op), sessionlog.F("rule", pp.rule))
+		}
+	}
+	if len(notes) > 0 {
+		if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+			res.Stderr += "\n"
+		}
+		res.Stderr += strings.Join(notes, "\n") + "\n"
+	}
+}
