@@ -509,7 +509,11 @@ func metaData(m *Meta) map[string]any {
 	for i, l := range m.Layers {
 		rules := make([]any, len(l.Rules))
 		for k, r := range l.Rules {
-			rules[k] = map[string]any{"pattern": r.Pattern, "decision": r.Decision.String(), "why": r.Why, "span": spanData(r.Span)}
+			rule := map[string]any{"pattern": r.Pattern, "decision": r.Decision.String(), "why": r.Why, "span": spanData(r.Span)}
+			if r.Builtin {
+				rule["builtin"] = true
+			}
+			rules[k] = rule
 		}
 		lm := map[string]any{"kind": l.Kind, "name": l.Name, "file": l.File, "rules": rules,
 			"default": map[string]any{"value": l.Default.Value.String(), "span": spanData(l.Default.Span), "set": l.Default.Set}}

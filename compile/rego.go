@@ -108,7 +108,11 @@ func ruleNumbers(rules []*config.Rule, base int64) []int64 {
 	}
 	classes := make([]class, len(rules))
 	for i, r := range rules {
-		classes[i] = class{specificityKey(r.Pattern), r.Builtin, rankOf[r.Decision]}
+		key := specificityKey(r.Pattern)
+		if r.Fallback {
+			key = "~" // after every other rule: it decides only where none matches
+		}
+		classes[i] = class{key, r.Builtin, rankOf[r.Decision]}
 	}
 	distinct := append([]class(nil), classes...)
 	sort.Slice(distinct, func(i, j int) bool {

@@ -9,6 +9,7 @@ package action
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -43,24 +44,14 @@ func Form(p string) PathForm {
 var pathRows []*Namespace
 
 // pathTail says where the path starts in s, an action or pattern, when s
-// is of a namespace family with a path tail (its first segment is such a
-// namespace's, and it has the namespace's number of fixed segments before
-// the path): the byte offset of the path, or -1.
+// is of a namespace with a path tail: s starts with the namespace's fixed
+// segments (fs.read.), and everything after them is one path. It is the
+// byte offset of the path, or -1.
 func pathTail(s string) int {
 	for _, n := range pathRows {
-		fixed := n.Fixed()
-		if !strings.HasPrefix(s, fixed[0]+".") {
-			continue
+		if p := n.Prefix(); strings.HasPrefix(s, p) {
+			return len(p)
 		}
-		off := 0
-		for range fixed {
-			i := strings.IndexByte(s[off:], '.')
-			if i < 0 {
-				return -1
-			}
-			off += i + 1
-		}
-		return off
 	}
 	return -1
 }
@@ -218,4 +209,19 @@ func PathPatternPrefix(p Pattern) string {
 		b.WriteString(`\.`)
 	}
 	return b.String()
+}
+
+// PathTail is the offset of the path in s, an action, pattern or region
+// text of a path family (fs.read.…), or -1.
+func PathTail(s string) int { return pathTail(s) }
+
+// PathHead says whether segs are the fixed segments of a namespace whose
+// next segment is a path (fs, read): that segment is then the last.
+func PathHead(segs []string) bool {
+	for _, n := range pathRows {
+		if slices.Equal(segs, n.Fixed()) {
+			return true
+		}
+	}
+	return false
 }

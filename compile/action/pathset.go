@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -46,15 +47,20 @@ type PathLang struct {
 func LangOf(p Pattern, i int) PathLang {
 	switch p.Kind(i) {
 	case PathGlob:
-		l := PathLang{pos: mustProg(p.glob.Regexp())}
-		if p.glob.form == Relative {
-			l.neg = mustProg(notRelativeRE)
-		}
-		return l
+		return GlobLang(p.glob)
 	case Literal:
 		return LiteralLang(p.segs[i])
 	}
 	return PathLang{pos: mustProg(`.+`)}
+}
+
+// GlobLang is the paths glob g matches.
+func GlobLang(g *Glob) PathLang {
+	l := PathLang{pos: mustProg(g.Regexp())}
+	if g.form == Relative {
+		l.neg = mustProg(notRelativeRE)
+	}
+	return l
 }
 
 // LiteralLang is the one path lit.
@@ -182,15 +188,17 @@ func Explore(langs []PathLang, visit func(in []bool, witness string) bool) error
 		sets []nfa
 		path string
 	}
+	var kb []byte
 	key := func(sets []nfa) string {
-		var b strings.Builder
+		kb = kb[:0]
 		for _, s := range sets {
 			for _, pc := range s {
-				fmt.Fprintf(&b, "%d,", pc)
+				kb = strconv.AppendUint(kb, uint64(pc), 36)
+				kb = append(kb, ',')
 			}
-			b.WriteByte('|')
+			kb = append(kb, '|')
 		}
-		return b.String()
+		return string(kb)
 	}
 	start := make([]nfa, len(progs))
 	for k, p := range progs {

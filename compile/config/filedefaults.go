@@ -71,7 +71,8 @@ var FileDefaults = []FileDefault{
 
 // fsCatchAll are the rules that keep a path no rule names as the uid and
 // the writable folders have it, in every layer: a layer's .default does
-// not decide files.
+// not decide files. Each is a fallback: it decides only where no other
+// rule of the layer matches, however broad (fs.*, *.*).
 var fsCatchAll = []FileDefault{
 	{"fs.read.*", Allow, "a path no rule names is readable as the uid may read it"},
 	{"fs.write.*", Allow, "a path no rule names is writable where a writable folder holds it, and nowhere else"},
@@ -89,14 +90,17 @@ var builtinRules = sync.OnceValues(func() (project, catchAll []*Rule) {
 		}
 		return out
 	}
-	return mk(FileDefaults), mk(fsCatchAll)
+	catch := mk(fsCatchAll)
+	for _, r := range catch {
+		r.Fallback = true
+	}
+	return mk(FileDefaults), catch
 })
 
 // WithBuiltins is policy p of a layer (kind "project" or "org") with
 // chock's own rules after its own: for a project the file defaults; for
-// every layer the catch-all allow of each fs namespace, unless a rule of
-// the layer's covers that namespace already (fs.*), which then decides
-// it. p is not changed.
+// every layer the catch-all allow of each fs namespace, as a fallback. p
+// is not changed.
 func WithBuiltins(p *Policy, kind string) *Policy {
 	project, catchAll := builtinRules()
 	out := *p
@@ -104,17 +108,6 @@ func WithBuiltins(p *Policy, kind string) *Policy {
 	if kind == "project" {
 		out.Rules = append(out.Rules, project...)
 	}
-	for _, c := range catchAll {
-		covered := false
-		for _, r := range p.Rules {
-			if action.Covers(r.Pattern, c.Pattern) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			out.Rules = append(out.Rules, c)
-		}
-	}
+	out.Rules = append(out.Rules, catchAll...)
 	return &out
 }

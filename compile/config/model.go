@@ -240,6 +240,9 @@ type Rule struct {
 	// file's: it loses a tie to a rule of the layer's file, and lint says
 	// nothing of it.
 	Builtin bool
+	// Fallback says the rule decides only where no other rule of the
+	// layer matches (the catch-all allow of each fs namespace).
+	Fallback bool
 }
 
 // Secret is one entry of .secrets.

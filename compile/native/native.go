@@ -31,7 +31,20 @@ func NewLayer(kind, name, file string, p *config.Policy) *Layer {
 // Decide returns the layer's decision for a and the deciding rule (nil when
 // the default decided).
 func (l *Layer) Decide(a action.Action) (config.Decision, *config.Rule) {
-	return l.pick(l.trie.Lookup(a))
+	return l.pick(l.lookup(a, nil))
+}
+
+// lookup is the trie's most specific entries for a (skip left out), a
+// fallback rule only where no other rule matches.
+func (l *Layer) lookup(a action.Action, skip func(action.Entry[*config.Rule]) bool) []action.Entry[*config.Rule] {
+	if es := l.trie.LookupExcept(a, func(e action.Entry[*config.Rule]) bool {
+		return e.Value.Fallback || skip != nil && skip(e)
+	}); es != nil {
+		return es
+	}
+	return l.trie.LookupExcept(a, func(e action.Entry[*config.Rule]) bool {
+		return !e.Value.Fallback || skip != nil && skip(e)
+	})
 }
 
 // pick is the decision of the most specific matching rules: the most
@@ -60,7 +73,7 @@ func (l *Layer) pick(entries []action.Entry[*config.Rule]) (config.Decision, *co
 // DecideExcept is Decide as if skip were not among the layer's rules:
 // what decides a once skip is removed.
 func (l *Layer) DecideExcept(a action.Action, skip *config.Rule) (config.Decision, *config.Rule) {
-	return l.pick(l.trie.LookupExcept(a, func(e action.Entry[*config.Rule]) bool { return e.Value == skip }))
+	return l.pick(l.lookup(a, func(e action.Entry[*config.Rule]) bool { return e.Value == skip }))
 }
 
 // Shape lays out the layer's patterns for a walk over the action space
