@@ -184,6 +184,9 @@ type condition struct {
 	// not is, for a relative path glob, the regular expression the action
 	// must not match (a path that is absolute or under ~).
 	not string
+	// prefix is, for a path glob, the literal start every action it
+	// matches has: a startswith the rule index uses.
+	prefix string
 }
 
 // conditionOf is the condition pattern p compiles to.
@@ -194,7 +197,11 @@ func conditionOf(p action.Pattern) condition {
 		return condition{kind: condEqual, arg: p.String()}
 	}
 	if g := p.Glob(); g != nil {
-		c := condition{kind: condPath, arg: "^" + action.PathPatternPrefix(p) + "(?:" + g.Regexp() + ")$"}
+		// The literal start (before the path's first '*') for the rule
+		// index, then the path's regular expression.
+		segs := p.Segments()
+		lit := strings.Join(segs[:len(segs)-1], ".") + "." + segs[len(segs)-1][:strings.IndexByte(segs[len(segs)-1], '*')]
+		c := condition{kind: condPath, prefix: lit, arg: "^" + action.PathPatternPrefix(p) + "(?:" + g.Regexp() + ")$"}
 		if g.Form() == action.Relative {
 			c.not = "^" + action.PathPatternPrefix(p) + action.NotRelativeRegexp
 		}
@@ -234,7 +241,7 @@ func (c condition) lines() []string {
 	case condGlob:
 		return []string{"glob.match(" + quote(c.arg) + `, ["."], input.action)`}
 	case condPath:
-		out := []string{"regex.match(" + quote(c.arg) + ", input.action)"}
+		out := []string{"startswith(input.action, " + quote(c.prefix) + ")", "regex.match(" + quote(c.arg) + ", input.action)"}
 		if c.not != "" {
 			out = append(out, "not regex.match("+quote(c.not)+", input.action)")
 		}
@@ -284,7 +291,8 @@ func (c condition) body(wildcard *int) ast.Body {
 	case condGlob:
 		return ast.NewBody(ast.NewExpr([]*ast.Term{globOp, ast.StringTerm(c.arg), dotDelim, actionRef}))
 	case condPath:
-		b := ast.NewBody(ast.NewExpr([]*ast.Term{regexOp, ast.StringTerm(c.arg), actionRef}))
+		b := ast.NewBody(ast.NewExpr([]*ast.Term{startsOp, actionRef, ast.StringTerm(c.prefix)}))
+		b.Append(ast.NewExpr([]*ast.Term{regexOp, ast.StringTerm(c.arg), actionRef}))
 		if c.not != "" {
 			b.Append(ast.NewExpr([]*ast.Term{regexOp, ast.StringTerm(c.not), actionRef}).Complement())
 		}

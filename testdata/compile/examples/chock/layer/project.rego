@@ -50,23 +50,38 @@ core contains 110 if input.action == "mcp.notion.tool.search"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.ssh/**", decision: "deny", span: "chock's defaults"}
-core contains 825 if regex.match("^fs\\.read\\.(?:~/\\.ssh/.+)$", input.action)
+core contains 825 if {
+	startswith(input.action, "fs.read.~/.ssh/")
+	regex.match("^fs\\.read\\.(?:~/\\.ssh/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.aws/**", decision: "deny", span: "chock's defaults"}
-core contains 826 if regex.match("^fs\\.read\\.(?:~/\\.aws/.+)$", input.action)
+core contains 826 if {
+	startswith(input.action, "fs.read.~/.aws/")
+	regex.match("^fs\\.read\\.(?:~/\\.aws/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.azure/**", decision: "deny", span: "chock's defaults"}
-core contains 725 if regex.match("^fs\\.read\\.(?:~/\\.azure/.+)$", input.action)
+core contains 725 if {
+	startswith(input.action, "fs.read.~/.azure/")
+	regex.match("^fs\\.read\\.(?:~/\\.azure/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gcloud/**", decision: "deny", span: "chock's defaults"}
-core contains 471 if regex.match("^fs\\.read\\.(?:~/\\.config/gcloud/.+)$", input.action)
+core contains 471 if {
+	startswith(input.action, "fs.read.~/.config/gcloud/")
+	regex.match("^fs\\.read\\.(?:~/\\.config/gcloud/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.kube/**", decision: "deny", span: "chock's defaults"}
-core contains 778 if regex.match("^fs\\.read\\.(?:~/\\.kube/.+)$", input.action)
+core contains 778 if {
+	startswith(input.action, "fs.read.~/.kube/")
+	regex.match("^fs\\.read\\.(?:~/\\.kube/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.docker/config.json", decision: "deny", span: "chock's defaults"}
@@ -82,7 +97,10 @@ core contains 322 if input.action == "fs.read.~/.git-credentials"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gh/**", decision: "deny", span: "chock's defaults"}
-core contains 578 if regex.match("^fs\\.read\\.(?:~/\\.config/gh/.+)$", input.action)
+core contains 578 if {
+	startswith(input.action, "fs.read.~/.config/gh/")
+	regex.match("^fs\\.read\\.(?:~/\\.config/gh/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.npmrc", decision: "deny", span: "chock's defaults"}
@@ -94,23 +112,36 @@ core contains 325 if input.action == "fs.read.~/.pypirc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.gnupg/**", decision: "deny", span: "chock's defaults"}
-core contains 734 if regex.match("^fs\\.read\\.(?:~/\\.gnupg/.+)$", input.action)
+core contains 734 if {
+	startswith(input.action, "fs.read.~/.gnupg/")
+	regex.match("^fs\\.read\\.(?:~/\\.gnupg/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.password-store/**", decision: "deny", span: "chock's defaults"}
-core contains 429 if regex.match("^fs\\.read\\.(?:~/\\.password-store/.+)$", input.action)
+core contains 429 if {
+	startswith(input.action, "fs.read.~/.password-store/")
+	regex.match("^fs\\.read\\.(?:~/\\.password-store/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 532 if regex.match("^fs\\.read\\.(?:~/\\.config/chock/.+)$", input.action)
+core contains 532 if {
+	startswith(input.action, "fs.read.~/.config/chock/")
+	regex.match("^fs\\.read\\.(?:~/\\.config/chock/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.local/state/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 380 if regex.match("^fs\\.read\\.(?:~/\\.local/state/chock/.+)$", input.action)
+core contains 380 if {
+	startswith(input.action, "fs.read.~/.local/state/chock/")
+	regex.match("^fs\\.read\\.(?:~/\\.local/state/chock/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env", decision: "deny", span: "chock's defaults"}
 core contains 942 if {
+	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
 }
@@ -118,6 +149,7 @@ core contains 942 if {
 # METADATA
 # custom: {pattern: "fs.read.**/.env.*", decision: "deny", span: "chock's defaults"}
 core contains 892 if {
+	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env\\.[^/]*)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
 }
@@ -141,6 +173,7 @@ core contains 335 if input.action == "fs.write..git/commondir"
 # METADATA
 # custom: {pattern: "fs.write..git/hooks/**", decision: "deny", span: "chock's defaults"}
 core contains 642 if {
+	startswith(input.action, "fs.write..git/hooks/")
 	regex.match("^fs\\.write\\.(?:\\.git/hooks/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -148,6 +181,7 @@ core contains 642 if {
 # METADATA
 # custom: {pattern: "fs.write..git/info/**", decision: "deny", span: "chock's defaults"}
 core contains 694 if {
+	startswith(input.action, "fs.write..git/info/")
 	regex.match("^fs\\.write\\.(?:\\.git/info/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -155,6 +189,7 @@ core contains 694 if {
 # METADATA
 # custom: {pattern: "fs.write..git/modules/**", decision: "deny", span: "chock's defaults"}
 core contains 593 if {
+	startswith(input.action, "fs.write..git/modules/")
 	regex.match("^fs\\.write\\.(?:\\.git/modules/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -170,6 +205,7 @@ core contains 340 if input.action == "fs.write..envrc"
 # METADATA
 # custom: {pattern: "fs.write..vscode/**", decision: "deny", span: "chock's defaults"}
 core contains 800 if {
+	startswith(input.action, "fs.write..vscode/")
 	regex.match("^fs\\.write\\.(?:\\.vscode/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -177,6 +213,7 @@ core contains 800 if {
 # METADATA
 # custom: {pattern: "fs.write..idea/**", decision: "deny", span: "chock's defaults"}
 core contains 903 if {
+	startswith(input.action, "fs.write..idea/")
 	regex.match("^fs\\.write\\.(?:\\.idea/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -184,6 +221,7 @@ core contains 903 if {
 # METADATA
 # custom: {pattern: "fs.write..claude/**", decision: "deny", span: "chock's defaults"}
 core contains 802 if {
+	startswith(input.action, "fs.write..claude/")
 	regex.match("^fs\\.write\\.(?:\\.claude/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -195,6 +233,7 @@ core contains 344 if input.action == "fs.write..mcp.json"
 # METADATA
 # custom: {pattern: "fs.write..codex/**", decision: "deny", span: "chock's defaults"}
 core contains 855 if {
+	startswith(input.action, "fs.write..codex/")
 	regex.match("^fs\\.write\\.(?:\\.codex/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -202,6 +241,7 @@ core contains 855 if {
 # METADATA
 # custom: {pattern: "fs.write..gemini/**", decision: "deny", span: "chock's defaults"}
 core contains 805 if {
+	startswith(input.action, "fs.write..gemini/")
 	regex.match("^fs\\.write\\.(?:\\.gemini/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -209,6 +249,7 @@ core contains 805 if {
 # METADATA
 # custom: {pattern: "fs.write..cursor/**", decision: "deny", span: "chock's defaults"}
 core contains 806 if {
+	startswith(input.action, "fs.write..cursor/")
 	regex.match("^fs\\.write\\.(?:\\.cursor/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }

@@ -82,23 +82,38 @@ core contains 1301 if {
 
 # METADATA
 # custom: {pattern: "fs.read.~/.ssh/**", decision: "deny", span: "chock's defaults"}
-core contains 798 if regex.match("^fs\\.read\\.(?:~/\\.ssh/.+)$", input.action)
+core contains 798 if {
+	startswith(input.action, "fs.read.~/.ssh/")
+	regex.match("^fs\\.read\\.(?:~/\\.ssh/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.aws/**", decision: "deny", span: "chock's defaults"}
-core contains 799 if regex.match("^fs\\.read\\.(?:~/\\.aws/.+)$", input.action)
+core contains 799 if {
+	startswith(input.action, "fs.read.~/.aws/")
+	regex.match("^fs\\.read\\.(?:~/\\.aws/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.azure/**", decision: "deny", span: "chock's defaults"}
-core contains 688 if regex.match("^fs\\.read\\.(?:~/\\.azure/.+)$", input.action)
+core contains 688 if {
+	startswith(input.action, "fs.read.~/.azure/")
+	regex.match("^fs\\.read\\.(?:~/\\.azure/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gcloud/**", decision: "deny", span: "chock's defaults"}
-core contains 409 if regex.match("^fs\\.read\\.(?:~/\\.config/gcloud/.+)$", input.action)
+core contains 409 if {
+	startswith(input.action, "fs.read.~/.config/gcloud/")
+	regex.match("^fs\\.read\\.(?:~/\\.config/gcloud/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.kube/**", decision: "deny", span: "chock's defaults"}
-core contains 746 if regex.match("^fs\\.read\\.(?:~/\\.kube/.+)$", input.action)
+core contains 746 if {
+	startswith(input.action, "fs.read.~/.kube/")
+	regex.match("^fs\\.read\\.(?:~/\\.kube/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.docker/config.json", decision: "deny", span: "chock's defaults"}
@@ -114,7 +129,10 @@ core contains 245 if input.action == "fs.read.~/.git-credentials"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gh/**", decision: "deny", span: "chock's defaults"}
-core contains 526 if regex.match("^fs\\.read\\.(?:~/\\.config/gh/.+)$", input.action)
+core contains 526 if {
+	startswith(input.action, "fs.read.~/.config/gh/")
+	regex.match("^fs\\.read\\.(?:~/\\.config/gh/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.npmrc", decision: "deny", span: "chock's defaults"}
@@ -126,23 +144,36 @@ core contains 248 if input.action == "fs.read.~/.pypirc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.gnupg/**", decision: "deny", span: "chock's defaults"}
-core contains 697 if regex.match("^fs\\.read\\.(?:~/\\.gnupg/.+)$", input.action)
+core contains 697 if {
+	startswith(input.action, "fs.read.~/.gnupg/")
+	regex.match("^fs\\.read\\.(?:~/\\.gnupg/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.password-store/**", decision: "deny", span: "chock's defaults"}
-core contains 362 if regex.match("^fs\\.read\\.(?:~/\\.password-store/.+)$", input.action)
+core contains 362 if {
+	startswith(input.action, "fs.read.~/.password-store/")
+	regex.match("^fs\\.read\\.(?:~/\\.password-store/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 475 if regex.match("^fs\\.read\\.(?:~/\\.config/chock/.+)$", input.action)
+core contains 475 if {
+	startswith(input.action, "fs.read.~/.config/chock/")
+	regex.match("^fs\\.read\\.(?:~/\\.config/chock/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.~/.local/state/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 308 if regex.match("^fs\\.read\\.(?:~/\\.local/state/chock/.+)$", input.action)
+core contains 308 if {
+	startswith(input.action, "fs.read.~/.local/state/chock/")
+	regex.match("^fs\\.read\\.(?:~/\\.local/state/chock/.+)$", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env", decision: "deny", span: "chock's defaults"}
 core contains 925 if {
+	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
 }
@@ -150,6 +181,7 @@ core contains 925 if {
 # METADATA
 # custom: {pattern: "fs.read.**/.env.*", decision: "deny", span: "chock's defaults"}
 core contains 870 if {
+	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env\\.[^/]*)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
 }
@@ -173,6 +205,7 @@ core contains 258 if input.action == "fs.write..git/commondir"
 # METADATA
 # custom: {pattern: "fs.write..git/hooks/**", decision: "deny", span: "chock's defaults"}
 core contains 595 if {
+	startswith(input.action, "fs.write..git/hooks/")
 	regex.match("^fs\\.write\\.(?:\\.git/hooks/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -180,6 +213,7 @@ core contains 595 if {
 # METADATA
 # custom: {pattern: "fs.write..git/info/**", decision: "deny", span: "chock's defaults"}
 core contains 652 if {
+	startswith(input.action, "fs.write..git/info/")
 	regex.match("^fs\\.write\\.(?:\\.git/info/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -187,6 +221,7 @@ core contains 652 if {
 # METADATA
 # custom: {pattern: "fs.write..git/modules/**", decision: "deny", span: "chock's defaults"}
 core contains 541 if {
+	startswith(input.action, "fs.write..git/modules/")
 	regex.match("^fs\\.write\\.(?:\\.git/modules/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -202,6 +237,7 @@ core contains 263 if input.action == "fs.write..envrc"
 # METADATA
 # custom: {pattern: "fs.write..vscode/**", decision: "deny", span: "chock's defaults"}
 core contains 768 if {
+	startswith(input.action, "fs.write..vscode/")
 	regex.match("^fs\\.write\\.(?:\\.vscode/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -209,6 +245,7 @@ core contains 768 if {
 # METADATA
 # custom: {pattern: "fs.write..idea/**", decision: "deny", span: "chock's defaults"}
 core contains 881 if {
+	startswith(input.action, "fs.write..idea/")
 	regex.match("^fs\\.write\\.(?:\\.idea/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -216,6 +253,7 @@ core contains 881 if {
 # METADATA
 # custom: {pattern: "fs.write..claude/**", decision: "deny", span: "chock's defaults"}
 core contains 770 if {
+	startswith(input.action, "fs.write..claude/")
 	regex.match("^fs\\.write\\.(?:\\.claude/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -227,6 +265,7 @@ core contains 267 if input.action == "fs.write..mcp.json"
 # METADATA
 # custom: {pattern: "fs.write..codex/**", decision: "deny", span: "chock's defaults"}
 core contains 828 if {
+	startswith(input.action, "fs.write..codex/")
 	regex.match("^fs\\.write\\.(?:\\.codex/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -234,6 +273,7 @@ core contains 828 if {
 # METADATA
 # custom: {pattern: "fs.write..gemini/**", decision: "deny", span: "chock's defaults"}
 core contains 773 if {
+	startswith(input.action, "fs.write..gemini/")
 	regex.match("^fs\\.write\\.(?:\\.gemini/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
@@ -241,6 +281,7 @@ core contains 773 if {
 # METADATA
 # custom: {pattern: "fs.write..cursor/**", decision: "deny", span: "chock's defaults"}
 core contains 774 if {
+	startswith(input.action, "fs.write..cursor/")
 	regex.match("^fs\\.write\\.(?:\\.cursor/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
