@@ -603,6 +603,14 @@ func (s *Session) fileRefusals(c *Call, res *Result) {
 		return
 	}
 	var notes []string
+	roots := s.fileRoots()
+	dir := s.wd
+	if c.Exec != nil && c.Exec.Dir != "" {
+		dir = c.Exec.Dir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.wd, dir)
+		}
+	}
 	for _, pp := range c.filePlan.protected {
 		spellings := []string{pp.path}
 		for _, n := range pp.names {
@@ -610,21 +618,30 @@ func (s *Session) fileRefusals(c *Call, res *Result) {
 				spellings = append(spellings, n)
 			}
 		}
-		hit := false
 		for _, l := range lines {
 			for _, sp := range spellings {
-				if strings.Contains(l, sp) {
-					hit = true
+				i := strings.Index(l, sp)
+				if i < 0 {
+					continue
 				}
+				// The path the program names: from the spelling to the
+				// next ':', quote or space.
+				end := i + strings.IndexAny(l[i:]+" ", ": '\"\t")
+				p := l[i:end]
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(dir, p)
+				}
+				if rel, ok := under(pp.path, p); !ok && p != pp.path && rel == "" {
+					continue
+				}
+				name := preferredName(roots.names(filepath.Clean(p)))
+				note := fmt.Sprintf("chock: %s is not %s inside a call (fs.%s.%s: %s)", p, map[string]string{"read": "readable", "write": "writable"}[pp.op], pp.op, name, pp.rule)
+				if !slices.Contains(notes, note) {
+					notes = append(notes, note)
+					s.event("fs.refused", sessionlog.F("parent", c.ID), sessionlog.F("path", p), sessionlog.F("action", "fs."+pp.op+"."+name), sessionlog.F("rule", pp.rule))
+				}
+				break
 			}
-		}
-		if !hit {
-			continue
-		}
-		note := fmt.Sprintf("chock: %s is not %s inside a call: fs.%s.%s, %s", pp.path, map[string]string{"read": "readable", "write": "writable"}[pp.op], pp.op, pp.names[len(pp.names)-1], pp.rule)
-		if !slices.Contains(notes, note) {
-			notes = append(notes, note)
-			s.event("fs.refused", sessionlog.F("parent", c.ID), sessionlog.F("path", pp.path), sessionlog.F("op", pp.op), sessionlog.F("rule", pp.rule))
 		}
 	}
 	if len(notes) > 0 {
@@ -633,4 +650,17 @@ func (s *Session) fileRefusals(c *Call, res *Result) {
 		}
 		res.Stderr += strings.Join(notes, "\n") + "\n"
 	}
+}
+
+// preferredName is the name a person writes a path by: ~/… under the home
+// folder, else relative to the project, else absolute.
+func preferredName(names []string) string {
+	for _, form := range []action.PathForm{action.Home, action.Relative} {
+		for _, n := range names {
+			if action.Form(n) == form {
+				return n
+			}
+		}
+	}
+	return names[0]
 }

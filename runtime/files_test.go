@@ -125,7 +125,7 @@ func TestFileDefaultsRefuseReads(t *testing.T) {
 	}
 	// The refusal names the rule.
 	res := f.sh(t, "", "cat "+filepath.Join(home, ".aws/credentials"))
-	if !strings.Contains(res.Stderr, `fs.read.~/.aws/** (chock's defaults)`) {
+	if !strings.Contains(res.Stderr, "/.aws/credentials is not readable inside a call (fs.read.~/.aws/credentials: project fs.read.~/.aws/** (chock's defaults)") {
 		t.Errorf("the refusal names no rule: %q", res.Stderr)
 	}
 }
@@ -171,6 +171,9 @@ func TestNothingPlantedRunsLater(t *testing.T) {
 				if res := f.sh(t, "", script); res.ExitCode == 0 {
 					t.Errorf("%s worked: %q", script, res.Stderr)
 				}
+			}
+			if res := f.sh(t, "", "echo x >> .git/config"); !strings.Contains(res.Stderr, "/.git/config is not writable inside a call (fs.write..git/config: project fs.write..git/config (chock's defaults)") {
+				t.Errorf("the refusal names no rule: %q", res.Stderr)
 			}
 			if after, _ := os.ReadFile(filepath.Join(proj, ".git/config")); string(after) != string(before) {
 				t.Errorf(".git/config changed:\n%s", after)
