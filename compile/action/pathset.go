@@ -163,7 +163,23 @@ func alphabet(progs []*syntax.Prog) []rune {
 			out = append(out, r)
 		}
 	}
-	slices.Sort(out)
+	// 'x' first, then letters and digits, then the rest: the walk meets
+	// the witnesses a person reads best first.
+	rank := func(r rune) int {
+		switch {
+		case r == 'x':
+			return 0
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z':
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(out, func(a, b rune) int {
+		if rank(a) != rank(b) {
+			return rank(a) - rank(b)
+		}
+		return int(a - b)
+	})
 	return out
 }
 

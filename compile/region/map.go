@@ -182,21 +182,22 @@ func (x *reducer[V]) reduce(n *mnode[V], d int) *reduced[V] {
 	case len(n.cells) > 0:
 		// The cells, merged into one other when all reduce alike; a
 		// literal is named where it differs from the cell it lies in.
+		// A Map may hold some cells only (a walk in focus): the others
+		// are the zero value, so cells merge only when all are that.
 		cells := map[string]*reduced[V]{}
-		var one *reduced[V]
+		one := x.reduce(nil, d+1)
 		same := true
 		for k, c := range n.cells {
 			rc := x.reduce(c.node, d+1)
 			cells[k] = rc
-			if one != nil && rc != one {
+			if rc != one {
 				same = false
 			}
-			one = rc
 		}
 		lits := map[string]*reduced[V]{}
 		for l, c := range n.lits {
 			rc := x.reduce(c, d+1)
-			var home *reduced[V]
+			home := one
 			for k, cc := range n.cells {
 				if inCell(cc.seg, l) {
 					home = cells[k]
@@ -348,7 +349,7 @@ func (m *Map[V]) Except(prefix []string, keep func(V) bool) []Region {
 		switch {
 		case n.hasMore:
 			c.more, c.hasMore = rejects(n.more), true
-		case n.other == nil && len(n.lits) == 0:
+		case n.other == nil && len(n.lits) == 0 && len(n.cells) == 0:
 			c.more, c.hasMore = rejects(zero), true
 		default:
 			c.other = cp(n.other)

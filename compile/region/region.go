@@ -787,41 +787,78 @@ func (w *walker) globCells(shapes []action.Shape, d int, alive, stars []action.P
 	for _, l := range lits {
 		langs = append(langs, action.LiteralLang(l))
 	}
-	var walkErr error
+	var cells []cell
 	err := exploreCached(texts, lits, langs, func(in []bool, wit string) bool {
 		for k := range lits {
 			if in[len(texts)+k] {
 				return true // a literal's own branch
 			}
 		}
-		g := Seg{Other: true, Not: lits, wit: wit}
+		cells = append(cells, cell{in, wit})
+		return true
+	})
+	if err != nil {
+		return &LimitError{Max: w.max}
+	}
+	for _, c := range cells {
+		g := Seg{Other: true, wit: c.wit}
 		next := starNext()
 		for k, t := range texts {
-			if in[k] {
+			if c.in[k] {
 				g.In = append(g.In, t)
 				for _, gs := range byText[t] {
 					next = append(next, gs.shape)
 				}
-			} else {
+			} else if len(g.In) == 0 || meets(cells, c.in, k) {
 				g.Out = append(g.Out, t)
 			}
 		}
+		if len(g.In) > 0 {
+			// Out only the globs some path of the cell's In globs meets.
+			g.Out = nil
+			for k, t := range texts {
+				if !c.in[k] && meets(cells, c.in, k) {
+					g.Out = append(g.Out, t)
+				}
+			}
+		}
+		for _, l := range lits {
+			if inCell(g, l) {
+				g.Not = append(g.Not, l)
+			}
+		}
+		if g.Not == nil {
+			g.Not = []string{}
+		}
 		f := inFocus(func(gl *action.Glob) bool { return slices.Contains(g.In, gl.String()) }, "", false)
 		if !all && len(f) == 0 {
-			return true
+			continue
 		}
-		if walkErr = w.branch(next, d, g, wit, f, ext); walkErr != nil {
-			return false
+		if err := w.branch(next, d, g, c.wit, f, ext); err != nil {
+			return err
 		}
-		return true
-	})
-	if walkErr != nil {
-		return walkErr
-	}
-	if err != nil {
-		return &LimitError{Max: w.max}
 	}
 	return nil
+}
+
+// meets says whether some cell holds every glob in does and glob k too.
+func meets(cells []cell, in []bool, k int) bool {
+	for _, c := range cells {
+		if !c.in[k] {
+			continue
+		}
+		all := true
+		for j, v := range in {
+			if v && !c.in[j] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // cellsCache keeps the cells of recent sets of globs and literals: every
