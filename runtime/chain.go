@@ -38,7 +38,7 @@ type Call struct {
 	fileDir string
 	// filePlan is the file rules' part of the call's sandbox (files.go).
 	filePlan *filePlan
-	cleanup []func()
+	cleanup  []func()
 	// prog is the program an exec call runs, or identity why it runs none.
 	prog     *sandbox.Resolved
 	identity error

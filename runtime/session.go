@@ -109,8 +109,8 @@ type Session struct {
 	execRights rightsCache
 	// holders are the placeholder folders the running calls' file rules
 	// use (files.go).
-	holders placeholders
-	initPath   string
+	holders  placeholders
+	initPath string
 	// initID is the init binary's identity when the session started: a
 	// replaced init is refused, not run.
 	initID sandbox.FileID

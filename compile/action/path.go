@@ -190,7 +190,7 @@ func PathActionRegexp() string {
 	for _, n := range pathRows {
 		heads = append(heads, regexp.QuoteMeta(n.Prefix()))
 	}
-	c := strings.Replace(SegmentClass(), "[^.*", "[^/*", 1)   // a name's characters
+	c := strings.Replace(SegmentClass(), "[^.*", "[^/*", 1)      // a name's characters
 	first := strings.Replace(SegmentClass(), "[^.*", "[^/*.", 1) // one that is not '.'
 	name := "(?:" + first + c + "*|\\." + first + c + "*|\\.\\." + c + "+)"
 	return "(?:" + strings.Join(heads, "|") + ")(?:/|~|(?:/|~/)?" + name + "(?:/" + name + ")*)"

@@ -303,7 +303,7 @@ func Parse(s string) (Region, error) {
 		case part == "<any>":
 			g = Seg{Other: true, Not: []string{}}
 		case strings.HasPrefix(part, "<not ") && strings.HasSuffix(part, ">") && !escaped(part, len(part)-1):
-			lits, err := unescapeList(part[len("<not ") : len(part)-1], isPath)
+			lits, err := unescapeList(part[len("<not "):len(part)-1], isPath)
 			if err != nil {
 				return Region{}, fmt.Errorf("segment %q: %w", part, err)
 			}
