@@ -383,11 +383,21 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 		writeSelf, ws := refused("fs.write.", t.names, false)
 		if !t.exists {
 			// A path not there yet is protected from being made where it
-			// would be written: an empty folder in its place, read-only
-			// inside, made here and removed when the call ends.
+			// would be written: a placeholder in its place, read-only
+			// inside, made here and removed when the call ends. It is an
+			// empty folder where the path or a protected path below it is
+			// a folder (.git, .git/hooks, .vscode), else an empty file
+			// (.envrc, .gitconfig: a tool outside reads an empty one as
+			// nothing, where a folder would be an error).
 			if (writeSelf || writeAll) && writable(filepath.Dir(firstMissing(real))) {
 				m := firstMissing(real)
-				if err := s.placeholder(m); err != nil {
+				dir := m != real || t.subtree
+				for _, other := range order {
+					if _, ok := under(m, other); ok {
+						dir = true
+					}
+				}
+				if err := s.placeholder(m, dir); err != nil {
 					return nil, err
 				}
 				plan.placeholders = append(plan.placeholders, m)
@@ -535,15 +545,24 @@ type placeholders struct {
 	made map[string]os.FileInfo
 }
 
-// placeholder makes (or shares) the empty folder at p.
-func (s *Session) placeholder(p string) error {
+// placeholder makes (or shares) the empty folder (dir) or file at p.
+func (s *Session) placeholder(p string, dir bool) error {
 	s.holders.mu.Lock()
 	defer s.holders.mu.Unlock()
 	if s.holders.uses == nil {
 		s.holders.uses, s.holders.made = map[string]int{}, map[string]os.FileInfo{}
 	}
 	if s.holders.uses[p] == 0 {
-		if err := os.Mkdir(p, 0o500); err != nil {
+		var err error
+		if dir {
+			err = os.Mkdir(p, 0o500)
+		} else {
+			var f *os.File
+			if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400); err == nil {
+				err = f.Close()
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("making the placeholder %s, which keeps a protected path from being made: %w", p, err)
 		}
 		st, err := os.Lstat(p)
@@ -564,6 +583,9 @@ func (s *Session) release(plan *filePlan) {
 	}
 	s.holders.mu.Lock()
 	defer s.holders.mu.Unlock()
+	if s.holders.uses == nil {
+		return // the session ended: releaseAll removed them
+	}
 	for _, p := range plan.placeholders {
 		if s.holders.uses[p]--; s.holders.uses[p] > 0 {
 			continue
@@ -571,10 +593,32 @@ func (s *Session) release(plan *filePlan) {
 		delete(s.holders.uses, p)
 		made := s.holders.made[p]
 		delete(s.holders.made, p)
-		if st, err := os.Lstat(p); err == nil && made != nil && os.SameFile(st, made) {
-			os.Remove(p) // only an empty folder goes
-		}
+		removePlaceholder(p, made)
 	}
+}
+
+// removePlaceholder removes p when it is still the placeholder made (the
+// same file, and empty: a folder with something in it is not removed).
+func removePlaceholder(p string, made os.FileInfo) {
+	st, err := os.Lstat(p)
+	if err != nil || made == nil || !os.SameFile(st, made) {
+		return
+	}
+	if st.Mode().IsRegular() && st.Size() != 0 {
+		return
+	}
+	os.Remove(p)
+}
+
+// releaseAll removes every placeholder still made: the session is ending,
+// and a background call's may be left.
+func (s *Session) releaseAll() {
+	s.holders.mu.Lock()
+	defer s.holders.mu.Unlock()
+	for p, made := range s.holders.made {
+		removePlaceholder(p, made)
+	}
+	s.holders.uses, s.holders.made = nil, nil
 }
 
 // refusalWords are how a program says the kernel refused it a path.

@@ -254,6 +254,7 @@ func (s *Session) End(reason string) error {
 	}
 	s.closeServers()
 	s.removePrivate()
+	s.releaseAll()
 	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()),
 		sessionlog.F("reason", s.redact.String(reason)))
 	return errors.Join(err, s.log.Close())
@@ -264,6 +265,7 @@ func (s *Session) End(reason string) error {
 // background commands alike, and deletes every file-bound secret, without
 // waiting for anything. The log is not written.
 func (s *Session) Abort() {
+	s.releaseAll()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for pid := range s.running {
