@@ -50,7 +50,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'RemoteLoad' -benchtime 1x ./eval/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'SessionsRemote' -benchtime 1x ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Load100000' -benchtime 1x ./eval/load/ | tee -a bench.out
-	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|MCPCall' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|SandboxFiles|FindInCall|MCPCall' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'RedactVsCopy' -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Gateway' -benchtime $(BENCHTIME) ./runtime/gateway/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"golang.org/x/sys/unix"
 )
 
 // MaxFileWalk bounds the entries one call's plan reads to find the paths
@@ -43,6 +43,9 @@ type filePlan struct {
 	// protected are the paths refused inside the call, with the rule
 	// that refuses each, for the call's result.
 	protected []protectedPath
+	// watched are missing protected paths no placeholder can stand for
+	// (config.FileDefault.Watched): one the call makes is moved aside.
+	watched []protectedPath
 }
 
 // protectedPath is one path the call may not read or write, and why.
@@ -185,9 +188,10 @@ func fsPatterns(m eval.Meta) []action.Pattern {
 // candidates are the paths the patterns name under the roots: a literal
 // path as it is, a glob's literal folder when the rest is "**", else what
 // a walk of that folder finds that the glob matches.
-func (r fileRoots) candidates(pats []action.Pattern) ([]candidate, error) {
+func (r fileRoots) candidates(pats []action.Pattern, cache *walkCache) ([]candidate, error) {
 	var out []candidate
-	walked := 0
+	walks := map[string][]*action.Glob{} // folder to walk: the globs to match
+	var walkOrder []string
 	for _, p := range pats {
 		tail := p.Segments()[p.Len()-1]
 		rest := tail
@@ -233,14 +237,21 @@ func (r fileRoots) candidates(pats []action.Pattern) ([]candidate, error) {
 			case lit == len(b.names)-1 && b.names[lit] == "**":
 				out = append(out, candidate{path: dir, subtree: true})
 			default:
-				found, n, err := walkGlob(dir, p, r, MaxFileWalk-walked)
-				walked += n
-				if err != nil {
-					return nil, err
+				if _, ok := walks[dir]; !ok {
+					walkOrder = append(walkOrder, dir)
 				}
-				out = append(out, found...)
+				walks[dir] = append(walks[dir], p.Glob())
 			}
 		}
+	}
+	walked := 0
+	for _, dir := range walkOrder {
+		found, n, err := cache.walk(dir, walks[dir], r, MaxFileWalk-walked)
+		walked += n
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
 	}
 	return out, nil
 }
@@ -248,40 +259,89 @@ func (r fileRoots) candidates(pats []action.Pattern) ([]candidate, error) {
 // errWalk is a glob's walk past MaxFileWalk.
 var errWalk = errors.New("too many files to find what the file rules' globs protect")
 
-// walkGlob walks dir (not following symlinks, leaving .git folders out)
-// for the paths some name of which glob pattern p matches.
-func walkGlob(dir string, p action.Pattern, r fileRoots, budget int) ([]candidate, int, error) {
+// walkCache keeps, per folder, what a walk read of it: a folder whose
+// modification time, change time and inode are as they were has the same
+// entries, so the next call's walk reads only what changed (one lstat per
+// folder, rather than a read of each).
+type walkCache struct {
+	mu   sync.Mutex
+	dirs map[string]walkedDir
+}
+
+type walkedDir struct {
+	mtime, ctime unix.Timespec
+	ino          uint64
+	subdirs      []string // names
+	files        []string // names of what is not a folder
+}
+
+// walk walks dir (not following symlinks, leaving .git folders out) for
+// the paths some name of which a glob of globs matches.
+func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget int) ([]candidate, int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dirs == nil {
+		c.dirs = map[string]walkedDir{}
+	}
 	var out []candidate
 	n := 0
-	g := p.Glob()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == dir {
-				return fs.SkipAll // not there: nothing to find
+	match := func(path string) {
+		for _, name := range r.names(path) {
+			for _, g := range globs {
+				if g.Matches(name) {
+					out = append(out, candidate{path: path})
+					return
+				}
 			}
-			return nil
 		}
-		if n++; n > budget {
+	}
+	var visit func(d string) error
+	visit = func(d string) error {
+		var st unix.Stat_t
+		if err := unix.Lstat(d, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil // gone, or not a folder: nothing to find
+		}
+		w, ok := c.dirs[d]
+		if !ok || w.mtime != st.Mtim || w.ctime != st.Ctim || w.ino != st.Ino {
+			entries, err := os.ReadDir(d)
+			if err != nil {
+				return nil // unreadable to chock: the call's uid cannot read it either
+			}
+			w = walkedDir{mtime: st.Mtim, ctime: st.Ctim, ino: st.Ino}
+			for _, e := range entries {
+				if e.IsDir() {
+					w.subdirs = append(w.subdirs, e.Name())
+				} else {
+					w.files = append(w.files, e.Name())
+				}
+			}
+			c.dirs[d] = w
+		}
+		if n += 1 + len(w.files); n > budget {
 			return errWalk
 		}
-		if d.IsDir() && d.Name() == ".git" && path != dir {
-			return fs.SkipDir
+		match(d)
+		for _, f := range w.files {
+			match(filepath.Join(d, f))
 		}
-		for _, name := range r.names(path) {
-			if g.Matches(name) {
-				out = append(out, candidate{path: path})
-				break
+		for _, sd := range w.subdirs {
+			if sd == ".git" {
+				continue
+			}
+			if err := visit(filepath.Join(d, sd)); err != nil {
+				return err
 			}
 		}
 		return nil
-	})
+	}
+	err := visit(dir)
 	return out, n, err
 }
 
 // planFiles works out the call's file mounts.
 func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 	roots := s.fileRoots()
-	cands, err := roots.candidates(fsPatterns(s.engine(ctx).Meta()))
+	cands, err := roots.candidates(fsPatterns(s.engine(ctx).Meta()), &s.walks)
 	if err != nil {
 		return nil, err
 	}
@@ -389,6 +449,14 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 			// a folder (.git, .git/hooks, .vscode), else an empty file
 			// (.envrc, .gitconfig: a tool outside reads an empty one as
 			// nothing, where a folder would be an error).
+			watched := false
+			for _, n := range t.names {
+				watched = watched || config.Watched("fs.write."+n)
+			}
+			if watched && writeSelf && writable(filepath.Dir(real)) {
+				plan.watched = append(plan.watched, protectedPath{path: real, names: t.names, op: "write", rule: ws})
+				continue
+			}
 			if (writeSelf || writeAll) && writable(filepath.Dir(firstMissing(real))) {
 				m := firstMissing(real)
 				dir := m != real || t.subtree
@@ -552,13 +620,13 @@ func (s *Session) placeholder(p string, dir bool) error {
 	if s.holders.uses == nil {
 		s.holders.uses, s.holders.made = map[string]int{}, map[string]os.FileInfo{}
 	}
-	if s.holders.uses[p] == 0 {
+	if _, ok := s.holders.made[p]; !ok {
 		var err error
 		if dir {
-			err = os.Mkdir(p, 0o500)
+			err = os.Mkdir(p, 0o700)
 		} else {
 			var f *os.File
-			if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400); err == nil {
+			if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
 				err = f.Close()
 			}
 		}
@@ -575,8 +643,9 @@ func (s *Session) placeholder(p string, dir bool) error {
 	return nil
 }
 
-// release removes the plan's placeholders no other call uses, when each
-// is still the empty folder this session made.
+// release is the end of a call's use of its placeholders. They stay for
+// the session (made once, a call's start costs nothing for them) and go
+// when it ends (releaseAll); release only counts.
 func (s *Session) release(plan *filePlan) {
 	if plan == nil {
 		return
@@ -590,10 +659,6 @@ func (s *Session) release(plan *filePlan) {
 		if s.holders.uses[p]--; s.holders.uses[p] > 0 {
 			continue
 		}
-		delete(s.holders.uses, p)
-		made := s.holders.made[p]
-		delete(s.holders.made, p)
-		removePlaceholder(p, made)
 	}
 }
 
@@ -629,7 +694,11 @@ var refusalWords = []string{"Permission denied", "Read-only file system", "Devic
 // EBUSY to the program and nothing to chock): the path, and the rule that
 // protects it, as chock explain names it. Each is logged.
 func (s *Session) fileRefusals(c *Call, res *Result) {
-	if c.filePlan == nil || len(c.filePlan.protected) == 0 {
+	if c.filePlan == nil {
+		return
+	}
+	s.moveAside(c, res)
+	if len(c.filePlan.protected) == 0 {
 		return
 	}
 	var lines []string
@@ -707,4 +776,31 @@ func preferredName(names []string) string {
 		}
 	}
 	return names[0]
+}
+
+// moveAside moves a watched path the call made out of the way (renamed,
+// beside it, to NAME.chock-refused, never deleted), and says so in the
+// call's result and the log.
+func (s *Session) moveAside(c *Call, res *Result) {
+	for _, w := range c.filePlan.watched {
+		if _, err := os.Lstat(w.path); err != nil {
+			continue
+		}
+		to := w.path + ".chock-refused"
+		for i := 2; ; i++ {
+			if _, err := os.Lstat(to); err != nil {
+				break
+			}
+			to = fmt.Sprintf("%s.chock-refused-%d", w.path, i)
+		}
+		note := fmt.Sprintf("chock: the call made %s, which is not writable inside a call (fs.write.%s: %s); it is moved to %s", w.path, preferredName(w.names), w.rule, to)
+		if err := os.Rename(w.path, to); err != nil {
+			note = fmt.Sprintf("chock: the call made %s, which is not writable inside a call (fs.write.%s: %s), and it could not be moved aside: %v", w.path, preferredName(w.names), w.rule, err)
+		}
+		s.event("fs.refused", sessionlog.F("parent", c.ID), sessionlog.F("path", w.path), sessionlog.F("action", "fs.write."+preferredName(w.names)), sessionlog.F("rule", w.rule), sessionlog.F("outcome", "moved aside"))
+		if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+			res.Stderr += "\n"
+		}
+		res.Stderr += note + "\n"
+	}
 }

@@ -109,7 +109,9 @@ type Session struct {
 	execRights rightsCache
 	// holders are the placeholder folders the running calls' file rules
 	// use (files.go).
-	holders  placeholders
+	holders placeholders
+	// walks keeps what the file rules' globs found, folder by folder.
+	walks    walkCache
 	initPath string
 	// initID is the init binary's identity when the session started: a
 	// replaced init is refused, not run.

@@ -49,6 +49,8 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 	}
 }
 /^BenchmarkExecTrue/ { ex = value("brokered/os-exec"); exA = value("brokered-ns/op"); exB = value("os-exec-ns/op") }
+/^BenchmarkSandboxFiles/ { sfb = value("brokered/bwrap"); sfA = value("brokered-ns/op"); sfB = value("bwrap-ns/op") }
+/^BenchmarkFindInCall/ { fic = value("in-call/outside"); ficA = value("in-call-ns/op"); ficB = value("outside-ns/op") }
 /^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op") }
 /^BenchmarkMCPCall/ { mc = value("proxied/direct"); mcA = value("proxied-ns/op"); mcB = value("direct-ns/op") }
 /^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
@@ -83,6 +85,8 @@ END {
 	# The run time.
 	target("sandboxed-exec/bwrap", sbw, "<=", "1.2", sprintf("%d vs %d ns/op", sb, bw))
 	figure("sandboxed-exec/os-exec", sex, sprintf("%d vs %d ns/op", sb, oe))
+	target("file-rules-exec/bwrap", sfb, "<=", "1.25", sprintf("%d vs %d ns/op, the file defaults' mounts both sides", sfA, sfB))
+	target("find-10000-in-call/outside", fic, "<=", "1.1", sprintf("%d vs %d ns/op, 20 finds a call", ficA, ficB))
 	figure("brokered-exec-no-sandbox/os-exec", ex, sprintf("--no-sandbox, %d vs %d ns/op", exA, exB))
 	figure("proxied-mcp-tools/call/direct-go-sdk", mc, us(mcA) " vs " us(mcB))
 	target("redaction/io.Copy-throughput", red, ">=", "0.25", "8 values over 4 MiB, " ms(redA) " vs " ms(redB))

@@ -13,6 +13,10 @@ type FileDefault struct {
 	Pattern  string
 	Decision Decision
 	Why      string
+	// Watched says a placeholder cannot stand for the path when it is
+	// missing (git reads an empty .git/commondir as an error): one a call
+	// makes is moved aside when the call ends, instead.
+	Watched bool
 }
 
 // Why texts the defaults share.
@@ -27,46 +31,46 @@ const (
 // one; an org rule denies for good. A relative path is under the
 // project's folder, and under every other writable folder too.
 var FileDefaults = []FileDefault{
-	{"fs.read.~/.ssh/**", Deny, whyCredential},
-	{"fs.read.~/.aws/**", Deny, whyCredential},
-	{"fs.read.~/.azure/**", Deny, whyCredential},
-	{"fs.read.~/.config/gcloud/**", Deny, whyCredential},
-	{"fs.read.~/.kube/**", Deny, whyCredential},
-	{"fs.read.~/.docker/config.json", Deny, whyCredential},
-	{"fs.read.~/.netrc", Deny, whyCredential},
-	{"fs.read.~/.git-credentials", Deny, whyCredential},
-	{"fs.read.~/.config/gh/**", Deny, whyCredential},
-	{"fs.read.~/.npmrc", Deny, whyCredential},
-	{"fs.read.~/.pypirc", Deny, whyCredential},
-	{"fs.read.~/.gnupg/**", Deny, whyCredential},
-	{"fs.read.~/.password-store/**", Deny, whyCredential},
-	{"fs.read.~/.config/chock/**", Deny, "chock's own credentials and configuration"},
-	{"fs.read.~/.local/state/chock/**", Deny, "chock's session logs and state"},
-	{"fs.read.**/.env", Deny, whyCredential},
-	{"fs.read.**/.env.*", Deny, whyCredential},
-	{"fs.write..git", Deny, "a .git renamed or replaced would take its protected files with it"},
-	{"fs.write..git/config", Deny, whyRunsLater},
-	{"fs.write..git/config.worktree", Deny, whyRunsLater},
-	{"fs.write..git/commondir", Deny, "a commondir would point git at a config and hooks elsewhere"},
-	{"fs.write..git/hooks/**", Deny, whyRunsLater},
-	{"fs.write..git/info/**", Deny, whyRunsLater},
-	{"fs.write..git/modules/**", Deny, "submodules' configs and hooks run code later"},
-	{"fs.write..gitmodules", Deny, whyRunsLater},
-	{"fs.write..envrc", Deny, whyRunsLater},
-	{"fs.write..vscode/**", Deny, whyRunsLater},
-	{"fs.write..idea/**", Deny, whyRunsLater},
-	{"fs.write..claude/**", Deny, whyRunsLater},
-	{"fs.write..mcp.json", Deny, whyRunsLater},
-	{"fs.write..codex/**", Deny, whyRunsLater},
-	{"fs.write..gemini/**", Deny, whyRunsLater},
-	{"fs.write..cursor/**", Deny, whyRunsLater},
-	{"fs.write..pre-commit-config.yaml", Deny, whyRunsLater},
-	{"fs.write..bashrc", Deny, whyRunsLater},
-	{"fs.write..zshrc", Deny, whyRunsLater},
-	{"fs.write..profile", Deny, whyRunsLater},
-	{"fs.write..bash_profile", Deny, whyRunsLater},
-	{"fs.write..gitconfig", Deny, whyRunsLater},
-	{"fs.write.chock.zon", Deny, "the policy is not changed from inside a call"},
+	{"fs.read.~/.ssh/**", Deny, whyCredential, false},
+	{"fs.read.~/.aws/**", Deny, whyCredential, false},
+	{"fs.read.~/.azure/**", Deny, whyCredential, false},
+	{"fs.read.~/.config/gcloud/**", Deny, whyCredential, false},
+	{"fs.read.~/.kube/**", Deny, whyCredential, false},
+	{"fs.read.~/.docker/config.json", Deny, whyCredential, false},
+	{"fs.read.~/.netrc", Deny, whyCredential, false},
+	{"fs.read.~/.git-credentials", Deny, whyCredential, false},
+	{"fs.read.~/.config/gh/**", Deny, whyCredential, false},
+	{"fs.read.~/.npmrc", Deny, whyCredential, false},
+	{"fs.read.~/.pypirc", Deny, whyCredential, false},
+	{"fs.read.~/.gnupg/**", Deny, whyCredential, false},
+	{"fs.read.~/.password-store/**", Deny, whyCredential, false},
+	{"fs.read.~/.config/chock/**", Deny, "chock's own credentials and configuration", false},
+	{"fs.read.~/.local/state/chock/**", Deny, "chock's session logs and state", false},
+	{"fs.read.**/.env", Deny, whyCredential, false},
+	{"fs.read.**/.env.*", Deny, whyCredential, false},
+	{"fs.write..git", Deny, "a .git renamed or replaced would take its protected files with it", false},
+	{"fs.write..git/config", Deny, whyRunsLater, false},
+	{"fs.write..git/config.worktree", Deny, whyRunsLater, false},
+	{"fs.write..git/commondir", Deny, "a commondir would point git at a config and hooks elsewhere", true},
+	{"fs.write..git/hooks/**", Deny, whyRunsLater, false},
+	{"fs.write..git/info/**", Deny, whyRunsLater, false},
+	{"fs.write..git/modules/**", Deny, "submodules' configs and hooks run code later", false},
+	{"fs.write..gitmodules", Deny, whyRunsLater, false},
+	{"fs.write..envrc", Deny, whyRunsLater, false},
+	{"fs.write..vscode/**", Deny, whyRunsLater, false},
+	{"fs.write..idea/**", Deny, whyRunsLater, false},
+	{"fs.write..claude/**", Deny, whyRunsLater, false},
+	{"fs.write..mcp.json", Deny, whyRunsLater, false},
+	{"fs.write..codex/**", Deny, whyRunsLater, false},
+	{"fs.write..gemini/**", Deny, whyRunsLater, false},
+	{"fs.write..cursor/**", Deny, whyRunsLater, false},
+	{"fs.write..pre-commit-config.yaml", Deny, whyRunsLater, false},
+	{"fs.write..bashrc", Deny, whyRunsLater, false},
+	{"fs.write..zshrc", Deny, whyRunsLater, false},
+	{"fs.write..profile", Deny, whyRunsLater, false},
+	{"fs.write..bash_profile", Deny, whyRunsLater, false},
+	{"fs.write..gitconfig", Deny, whyRunsLater, false},
+	{"fs.write.chock.zon", Deny, "the policy is not changed from inside a call", false},
 }
 
 // fsCatchAll are the rules that keep a path no rule names as the uid and
@@ -74,8 +78,8 @@ var FileDefaults = []FileDefault{
 // not decide files. Each is a fallback: it decides only where no other
 // rule of the layer matches, however broad (fs.*, *.*).
 var fsCatchAll = []FileDefault{
-	{"fs.read.*", Allow, "a path no rule names is readable as the uid may read it"},
-	{"fs.write.*", Allow, "a path no rule names is writable where a writable folder holds it, and nowhere else"},
+	{"fs.read.*", Allow, "a path no rule names is readable as the uid may read it", false},
+	{"fs.write.*", Allow, "a path no rule names is writable where a writable folder holds it, and nowhere else", false},
 }
 
 // DefaultsSpan is where a builtin rule is said to be written.
@@ -110,4 +114,14 @@ func WithBuiltins(p *Policy, kind string) *Policy {
 	}
 	out.Rules = append(out.Rules, catchAll...)
 	return &out
+}
+
+// Watched says whether the default of pattern p is Watched.
+func Watched(p string) bool {
+	for _, d := range FileDefaults {
+		if d.Pattern == p {
+			return d.Watched
+		}
+	}
+	return false
 }
