@@ -273,6 +273,9 @@ type walkedDir struct {
 	ino          uint64
 	subdirs      []string // names
 	files        []string // names of what is not a folder
+	// matched are, per set of globs (their texts joined), the folder's
+	// paths they match: the folder and its files.
+	matched map[string][]string
 }
 
 // walk walks dir (not following symlinks, leaving .git folders out) for
@@ -285,15 +288,20 @@ func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget i
 	}
 	var out []candidate
 	n := 0
-	match := func(path string) {
+	var texts []string
+	for _, g := range globs {
+		texts = append(texts, g.String())
+	}
+	key := strings.Join(texts, "\x00")
+	matches := func(path string) bool {
 		for _, name := range r.names(path) {
 			for _, g := range globs {
 				if g.Matches(name) {
-					out = append(out, candidate{path: path})
-					return
+					return true
 				}
 			}
 		}
+		return false
 	}
 	var visit func(d string) error
 	visit = func(d string) error {
@@ -320,9 +328,25 @@ func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget i
 		if n += 1 + len(w.files); n > budget {
 			return errWalk
 		}
-		match(d)
-		for _, f := range w.files {
-			match(filepath.Join(d, f))
+		found, ok := w.matched[key]
+		if !ok {
+			found = []string{}
+			for _, p := range append([]string{d}, w.files...) {
+				if p != d {
+					p = filepath.Join(d, p)
+				}
+				if matches(p) {
+					found = append(found, p)
+				}
+			}
+			if w.matched == nil {
+				w.matched = map[string][]string{}
+			}
+			w.matched[key] = found
+			c.dirs[d] = w
+		}
+		for _, p := range found {
+			out = append(out, candidate{path: p})
 		}
 		for _, sd := range w.subdirs {
 			if sd == ".git" {
