@@ -105,13 +105,7 @@ func BenchmarkSandboxFiles(b *testing.B) {
 	}
 	args := append(bwrapArgs(plan.rules, proj), "/bin/true")
 	run := map[string]func() error{
-		"brokered": func() error {
-			res, err := s.Run(ctx, &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"/bin/true"}}})
-			if err == nil && res.ExitCode != 0 {
-				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
-			}
-			return err
-		},
+		"brokered": brokeredTrue(ctx, s),
 		"bwrap": func() error {
 			out, err := exec.Command(bwrap, args...).CombinedOutput()
 			if err != nil {
@@ -169,4 +163,15 @@ func interleave(b *testing.B, run map[string]func() error, a, c, unit string) {
 		}
 	}
 	rounds.Calls(b, 1, call(a), call(c)).Report(b, unit, a+"-ns/op", c+"-ns/op")
+}
+
+// brokeredTrue runs /bin/true as a brokered exec call of s.
+func brokeredTrue(ctx context.Context, s *Session) func() error {
+	return func() error {
+		res, err := s.Run(ctx, &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"/bin/true"}}})
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+		}
+		return err
+	}
 }

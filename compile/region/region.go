@@ -599,16 +599,7 @@ func (w *walker) node(shapes []action.Shape, d int, focus []action.Pattern, all 
 	// (Every focus literal is in a shape: Walk adds the focus patterns'.)
 	var lits []string // the literals of the shapes here, sorted
 	if full {
-		seen := map[string]bool{}
-		for _, s := range shapes {
-			for lit := range s.Literals {
-				if !seen[lit] {
-					seen[lit] = true
-					lits = append(lits, lit)
-				}
-			}
-		}
-		slices.Sort(lits)
+		lits = shapeLiterals(shapes)
 	}
 
 	var globbed []globShape
@@ -723,17 +714,7 @@ func (w *walker) globCells(shapes []action.Shape, d int, alive, stars []action.P
 		}
 	}
 	slices.Sort(texts)
-	seen := map[string]bool{}
-	var lits []string
-	for _, s := range shapes {
-		for lit := range s.Literals {
-			if !seen[lit] {
-				seen[lit] = true
-				lits = append(lits, lit)
-			}
-		}
-	}
-	slices.Sort(lits)
+	lits := shapeLiterals(shapes)
 	all := ext || len(stars) > 0
 	starNext := func() []action.Shape {
 		var next []action.Shape
@@ -901,4 +882,20 @@ func exploreCached(texts, lits []string, langs []action.PathLang, visit func([]b
 		}
 	}
 	return nil
+}
+
+// shapeLiterals are the literals the shapes have next, sorted, each once.
+func shapeLiterals(shapes []action.Shape) []string {
+	seen := map[string]bool{}
+	var lits []string
+	for _, s := range shapes {
+		for lit := range s.Literals {
+			if !seen[lit] {
+				seen[lit] = true
+				lits = append(lits, lit)
+			}
+		}
+	}
+	slices.Sort(lits)
+	return lits
 }
