@@ -465,6 +465,9 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 		readSelf, rs := refused("fs.read.", t.names, false)
 		writeAll, wr := refused("fs.write.", t.names, true)
 		writeSelf, ws := refused("fs.write.", t.names, false)
+		if !t.exists && !creatable(real) {
+			continue // under a file (.git/config where .git is a file): nothing can be made there
+		}
 		if !t.exists {
 			// A path not there yet is protected from being made where it
 			// would be written: a placeholder in its place, read-only
@@ -601,6 +604,19 @@ func dropCovered(rules []sandbox.FileRule) []sandbox.FileRule {
 		}
 	}
 	return out
+}
+
+// creatable says whether p, missing, could be made: the nearest of its
+// folders that is there is a folder.
+func creatable(p string) bool {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if st, err := os.Lstat(d); err == nil {
+			return st.IsDir()
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
 }
 
 // firstMissing is the outermost folder of p (or p) that is not there.

@@ -212,3 +212,38 @@ func TestNothingPlantedRunsLater(t *testing.T) {
 		})
 	}
 }
+
+// TestGitFileFollowed: a .git file (a separate git dir, as a worktree or
+// submodule has) is followed to its git dir, whose config and hooks are
+// protected as .git/config and .git/hooks/** are, and the .git file itself
+// cannot be rewritten to point elsewhere.
+func TestGitFileFollowed(t *testing.T) {
+	f, _, proj := fileFixture(t, filePolicy)
+	store := filepath.Join(proj, "store")
+	if out, err := exec.Command("git", "init", "-q", "--separate-git-dir", store, filepath.Join(proj, "wt")).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	// A session started in the folder with the .git file.
+	t.Chdir(filepath.Join(proj, "wt"))
+	f2 := newFixtureWith(t, filePolicy, nil, nil, func(o *Options) {
+		o.Engine, o.Config = f.s.opts.Engine, f.s.opts.Config
+		o.BaseEnv = f.s.opts.BaseEnv
+		o.Writable = []string{store}
+	})
+	for _, script := range []string{
+		"echo '[core] fsmonitor = x' >> " + store + "/config",
+		"echo x > " + store + "/hooks/pre-commit",
+		"echo 'gitdir: /tmp/elsewhere' > .git",
+		"git config core.fsmonitor x",
+	} {
+		if res := f2.sh(t, "", script); res.ExitCode == 0 {
+			t.Errorf("%s worked", script)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(store, "config")); strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("the git dir's config was written:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(store, "hooks/pre-commit")); err == nil {
+		t.Error("a hook was planted in the git dir")
+	}
+}
