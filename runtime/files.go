@@ -540,6 +540,24 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 		return strings.Count(plan.rules[i].Path, "/") < strings.Count(plan.rules[j].Path, "/")
 	})
 	plan.rules = dropCovered(plan.rules)
+	// A path the session hides already (the store, the logs) is covered
+	// before the file rules are made: left to that.
+	plan.rules = slices.DeleteFunc(plan.rules, func(r sandbox.FileRule) bool {
+		for _, h := range s.hidden {
+			if _, in := under(h, r.Path); in || r.Path == h {
+				return true
+			}
+		}
+		return false
+	})
+	// Each path's identity now: the init refuses one moved and replaced
+	// before it is protected.
+	for i := range plan.rules {
+		var st unix.Stat_t
+		if unix.Lstat(plan.rules[i].Path, &st) == nil {
+			plan.rules[i].Dev, plan.rules[i].Ino = uint64(st.Dev), st.Ino
+		}
+	}
 	return plan, nil
 }
 

@@ -4,6 +4,7 @@ package sandbox
 // capabilities the program runs without.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,40 +40,61 @@ func fileRules(rules []FileRule) error {
 		}
 	}()
 	for _, r := range rules {
-		var err error
-		var st unix.Stat_t
-		if err = unix.Stat(r.Path, &st); err != nil {
-			return &Error{Step: "protecting " + r.Path, Err: fmt.Errorf("it is gone since the call was planned (moved by another call?): %w", err)}
+		if err := fileRule(r, &cover); err != nil {
+			return err
 		}
-		dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-		switch {
-		case r.Op == Unreadable && dir:
-			err = unreadableDir(r.Path, r.Keep)
-		case r.Op == Unreadable:
-			if cover == nil {
-				if cover, err = newCoverFile(); err != nil {
-					break
-				}
+	}
+	return nil
+}
+
+// fileRule makes one rule's mount, onto the path it opened (O_PATH, its
+// last name no symlink) and found to be the file planned: nothing moved
+// into its place between the plan and the mount is protected instead.
+func fileRule(r FileRule, cover **coverFile) error {
+	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &Error{Step: "protecting " + r.Path, Err: fmt.Errorf("it is gone since the call was planned (moved by another call?): %w", err)}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &Error{Step: "protecting " + r.Path, Err: err}
+	}
+	if r.Ino != 0 && (uint64(st.Dev) != r.Dev || st.Ino != r.Ino) {
+		return &Error{Step: "protecting " + r.Path, Err: errors.New("it is not the file the call was planned for (moved and replaced by another call?)")}
+	}
+	at := fmt.Sprintf("/proc/self/fd/%d", fd)
+	dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	switch {
+	case r.Op == Unreadable && dir:
+		err = unreadableDir(r.Path, at, r.Keep)
+	case r.Op == Unreadable:
+		if *cover == nil {
+			if *cover, err = newCoverFile(); err != nil {
+				break
 			}
-			err = cover.over(r.Path)
-		case r.Op == ReadOnly:
-			if err = bindReadOnly(r.Path); err == nil {
-				for _, k := range r.Keep {
-					if err = bindWritable(filepath.Join(r.Path, k)); err != nil {
-						break
-					}
-				}
+		}
+		err = (*cover).over(fd)
+	case r.Op == ReadOnly || r.Op == Pinned && !dir: // a file pinned is a file kept as it is
+		if err = unix.Mount(at, at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			break
+		}
+		ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err = unix.MountSetattr(-1, r.Path, unix.AT_RECURSIVE, &ro); err != nil {
+			break
+		}
+		for _, k := range r.Keep {
+			if err = bindWritable(filepath.Join(r.Path, k)); err != nil {
+				break
 			}
-		case r.Op == Pinned && dir:
-			err = unix.Mount(r.Path, r.Path, "", unix.MS_BIND|unix.MS_REC, "")
-		case r.Op == Pinned:
-			err = bindReadOnly(r.Path) // a file pinned is a file kept as it is
-		default:
-			err = fmt.Errorf("unknown file rule %q", r.Op)
 		}
-		if err != nil {
-			return &Error{Step: fmt.Sprintf("making %s %s", r.Path, r.Op), Err: err}
-		}
+	case r.Op == Pinned:
+		err = unix.Mount(at, at, "", unix.MS_BIND|unix.MS_REC, "")
+	default:
+		err = fmt.Errorf("unknown file rule %q", r.Op)
+	}
+	if err != nil {
+		return &Error{Step: fmt.Sprintf("making %s %s", r.Path, r.Op), Err: err}
 	}
 	return nil
 }
@@ -81,7 +103,7 @@ func fileRules(rules []FileRule) error {
 // each entry it had and, bound back in from the real folder, each path
 // of keep; the folders on the way to those are enterable but not
 // listable (0111), the cover's root too when it keeps any (else 000).
-func unreadableDir(dir string, keep []string) error {
+func unreadableDir(dir, at string, keep []string) error {
 	type kept struct {
 		rel string
 		fd  int
@@ -105,8 +127,8 @@ func unreadableDir(dir string, keep []string) error {
 		}
 		ks = append(ks, kept{rel, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
 	}
-	entries, _ := os.ReadDir(dir) // unreadable to chock too: no stubs
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=65536,nr_inodes=8192,mode=0700"); err != nil {
+	entries, _ := os.ReadDir(at) // unreadable to chock too: no stubs
+	if err := unix.Mount("tmpfs", at, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=65536,nr_inodes=8192,mode=0700"); err != nil {
 		return err
 	}
 	top := map[string]bool{}
@@ -208,14 +230,14 @@ func newCoverFile() (*coverFile, error) {
 	return &coverFile{mnt: mnt}, nil
 }
 
-// over binds the cover onto path.
-func (c *coverFile) over(path string) error {
+// over binds the cover onto the file open at fd (O_PATH).
+func (c *coverFile) over(fd int) error {
 	t, err := unix.OpenTree(c.mnt, "cover", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(t)
-	return unix.MoveMount(t, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	return unix.MoveMount(t, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
 func (c *coverFile) close() { unix.Close(c.mnt) }

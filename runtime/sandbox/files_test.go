@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestFileRules: each file rule's mount, against a shell that tries to get
@@ -72,5 +76,33 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFileRuleMovedIsRefused: a path moved and replaced between the plan
+// and the mount (by another call) is refused, not the replacement
+// protected in its place.
+func TestFileRuleMovedIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, ".env")
+	must(t, os.WriteFile(p, []byte("x"), 0o600))
+	var st unix.Stat_t
+	must(t, unix.Stat(p, &st))
+	must(t, os.Rename(p, p+".moved"))
+	must(t, os.WriteFile(p, []byte("decoy"), 0o600))
+	exe, err := os.Executable()
+	must(t, err)
+	spec := &Spec{Path: "/usr/bin/true", Argv: []string{"true"}, Exec: []string{"/usr/bin/true"},
+		FileRules: []FileRule{{Path: p, Op: Unreadable, Dev: uint64(st.Dev), Ino: st.Ino}}}
+	c := Command(spec, exe)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = c.Start(ctx)
+	if err == nil {
+		c.Wait()
+		t.Fatal("the sandbox protected the replacement")
+	}
+	if !strings.Contains(err.Error(), "not the file the call was planned for") {
+		t.Fatalf("refused for another reason: %v", err)
 	}
 }

@@ -98,6 +98,11 @@ type FileRule struct {
 	// through: read from the real folder under an Unreadable cover,
 	// writable under a ReadOnly one.
 	Keep []string `json:"keep,omitempty"`
+	// Dev and Ino are the identity Path had when the call was planned
+	// (0: unchecked): a path another call moved and replaced since is
+	// refused, rather than the replacement protected in its place.
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
 }
 
 // PrivateDir is one of the session's temporary folders (Host) and where
