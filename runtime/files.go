@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -687,6 +688,9 @@ func (s *Session) placeholder(p string, dir bool) error {
 			if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
 				err = f.Close()
 			}
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return nil // made meanwhile (by another session): protected as it is, and not this session's to remove
 		}
 		if err != nil {
 			return fmt.Errorf("making the placeholder %s, which keeps a protected path from being made: %w", p, err)
