@@ -466,7 +466,12 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 		readSelf, rs := refused("fs.read.", t.names, false)
 		writeAll, wr := refused("fs.write.", t.names, true)
 		writeSelf, ws := refused("fs.write.", t.names, false)
-		if !t.exists && !creatable(real) {
+		if t.exists && isPlaceholder(real) {
+			// Another session's placeholder: as read-only as its own.
+			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.ReadOnly})
+			continue
+		}
+		if !t.exists && (!creatable(real) || inPlaceholder(real)) {
 			continue // under a file (.git/config where .git is a file): nothing can be made there
 		}
 		if !t.exists {
@@ -665,21 +670,56 @@ func ruleText(d *eval.Decision) string {
 	return out
 }
 
-// placeholders counts the calls using each placeholder folder.
+// placeholders are the placeholders this session holds (files.go):
+// made once, kept until the session ends.
 type placeholders struct {
 	mu   sync.Mutex
+	held []string
+}
+
+// heldPlaceholders are the placeholders every session of this process
+// holds, with how many hold each: a session in the same folder as another
+// protects the other's placeholder as its own (read-only, not merely
+// pinned) and makes none inside it.
+var heldPlaceholders struct {
+	sync.Mutex
 	uses map[string]int
 	made map[string]os.FileInfo
+}
+
+// isPlaceholder says whether p is a placeholder some session holds.
+func isPlaceholder(p string) bool {
+	heldPlaceholders.Lock()
+	defer heldPlaceholders.Unlock()
+	return heldPlaceholders.uses[p] > 0
+}
+
+// inPlaceholder says whether p lies inside a placeholder some session
+// holds.
+func inPlaceholder(p string) bool {
+	heldPlaceholders.Lock()
+	defer heldPlaceholders.Unlock()
+	for h := range heldPlaceholders.uses {
+		if _, in := under(h, p); in {
+			return true
+		}
+	}
+	return false
 }
 
 // placeholder makes (or shares) the empty folder (dir) or file at p.
 func (s *Session) placeholder(p string, dir bool) error {
 	s.holders.mu.Lock()
 	defer s.holders.mu.Unlock()
-	if s.holders.uses == nil {
-		s.holders.uses, s.holders.made = map[string]int{}, map[string]os.FileInfo{}
+	if slices.Contains(s.holders.held, p) {
+		return nil
 	}
-	if _, ok := s.holders.made[p]; !ok {
+	heldPlaceholders.Lock()
+	defer heldPlaceholders.Unlock()
+	if heldPlaceholders.uses == nil {
+		heldPlaceholders.uses, heldPlaceholders.made = map[string]int{}, map[string]os.FileInfo{}
+	}
+	if heldPlaceholders.uses[p] == 0 {
 		var err error
 		if dir {
 			err = os.Mkdir(p, 0o700)
@@ -690,7 +730,7 @@ func (s *Session) placeholder(p string, dir bool) error {
 			}
 		}
 		if errors.Is(err, fs.ErrExist) {
-			return nil // made meanwhile (by another session): protected as it is, and not this session's to remove
+			return nil // made meanwhile (by another process): protected as it is, and not this session's to remove
 		}
 		if err != nil {
 			return fmt.Errorf("making the placeholder %s, which keeps a protected path from being made: %w", p, err)
@@ -699,30 +739,17 @@ func (s *Session) placeholder(p string, dir bool) error {
 		if err != nil {
 			return err
 		}
-		s.holders.made[p] = st
+		heldPlaceholders.made[p] = st
 	}
-	s.holders.uses[p]++
+	heldPlaceholders.uses[p]++
+	s.holders.held = append(s.holders.held, p)
 	return nil
 }
 
-// release is the end of a call's use of its placeholders. They stay for
+// release is the end of a call's use of its placeholders: they stay for
 // the session (made once, a call's start costs nothing for them) and go
-// when it ends (releaseAll); release only counts.
-func (s *Session) release(plan *filePlan) {
-	if plan == nil {
-		return
-	}
-	s.holders.mu.Lock()
-	defer s.holders.mu.Unlock()
-	if s.holders.uses == nil {
-		return // the session ended: releaseAll removed them
-	}
-	for _, p := range plan.placeholders {
-		if s.holders.uses[p]--; s.holders.uses[p] > 0 {
-			continue
-		}
-	}
-}
+// when it ends (releaseAll).
+func (s *Session) release(*filePlan) {}
 
 // removePlaceholder removes p when it is still the placeholder made (the
 // same file, and empty: a folder with something in it is not removed).
@@ -737,15 +764,25 @@ func removePlaceholder(p string, made os.FileInfo) {
 	os.Remove(p)
 }
 
-// releaseAll removes every placeholder still made: the session is ending,
-// and a background call's may be left.
+// releaseAll gives up the session's placeholders: one no other session
+// holds is removed, the deepest first, when it is still the empty one
+// made.
 func (s *Session) releaseAll() {
 	s.holders.mu.Lock()
-	defer s.holders.mu.Unlock()
-	for p, made := range s.holders.made {
-		removePlaceholder(p, made)
+	held := s.holders.held
+	s.holders.held = nil
+	s.holders.mu.Unlock()
+	heldPlaceholders.Lock()
+	defer heldPlaceholders.Unlock()
+	slices.SortFunc(held, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range held {
+		if heldPlaceholders.uses[p]--; heldPlaceholders.uses[p] > 0 {
+			continue
+		}
+		removePlaceholder(p, heldPlaceholders.made[p])
+		delete(heldPlaceholders.uses, p)
+		delete(heldPlaceholders.made, p)
 	}
-	s.holders.uses, s.holders.made = nil, nil
 }
 
 // refusalWords are how a program says the kernel refused it a path.
