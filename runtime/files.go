@@ -186,6 +186,19 @@ func fsPatterns(m eval.Meta) []action.Pattern {
 	return out
 }
 
+// fsPatterns are fsPatterns of the engine's current policy, parsed once
+// per revision.
+func (s *Session) fsPatterns(ctx context.Context) []action.Pattern {
+	e := s.engine(ctx)
+	rev := e.Revision()
+	s.walks.mu.Lock()
+	defer s.walks.mu.Unlock()
+	if s.walks.rev != rev || s.walks.pats == nil {
+		s.walks.rev, s.walks.pats = rev, fsPatterns(e.Meta())
+	}
+	return s.walks.pats
+}
+
 // candidates are the paths the patterns name under the roots: a literal
 // path as it is, a glob's literal folder when the rest is "**", else what
 // a walk of that folder finds that the glob matches.
@@ -267,6 +280,9 @@ var errWalk = errors.New("too many files to find what the file rules' globs prot
 type walkCache struct {
 	mu   sync.Mutex
 	dirs map[string]walkedDir
+	// rev and pats are the policy revision and its fs patterns.
+	rev  string
+	pats []action.Pattern
 }
 
 type walkedDir struct {
@@ -366,7 +382,7 @@ func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget i
 // planFiles works out the call's file mounts.
 func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 	roots := s.fileRoots()
-	cands, err := roots.candidates(fsPatterns(s.engine(ctx).Meta()), &s.walks)
+	cands, err := roots.candidates(s.fsPatterns(ctx), &s.walks)
 	if err != nil {
 		return nil, err
 	}
