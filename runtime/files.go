@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
@@ -30,6 +31,9 @@ import (
 // a glob names (fs.read.**/.env): past it the call is refused, since
 // which files the glob protects cannot be known.
 const MaxFileWalk = 200_000
+
+// planTimeout bounds the decisions of one call's plan.
+const planTimeout = 30 * time.Second
 
 // fileEntry is the witness name for "any entry inside a folder" that no
 // rule names by itself.
@@ -441,7 +445,12 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 			}
 		}
 	}
-	ds, err := s.engine(ctx).DecideManyUnlogged(ctx, acts, config.Loop)
+	// Decided under chock's own bound, not the call's time limit: the
+	// first call of a revision asks hundreds, which a short limit would
+	// turn into a refusal of the call.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), planTimeout)
+	defer cancel()
+	ds, err := s.engine(ctx).DecideManyUnlogged(dctx, acts, config.Loop)
 	if err != nil {
 		return nil, err
 	}
