@@ -3,7 +3,18 @@ GO ?= go
 FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 
-.PHONY: build test lint bench soak fuzz example man clean
+.PHONY: build test lint bench soak fuzz example man clean jaeger
+
+# Jaeger, the trace backend the telemetry tests read chock's spans back
+# from: built from its own module (tools/jaeger), so chock's go.mod takes
+# none of its dependencies. The first build takes minutes (about 13 min of
+# CPU); the binary is kept until tools/jaeger's go.sum changes.
+JAEGER := $(CURDIR)/tools/jaeger/bin/jaeger
+export CHOCK_JAEGER ?= $(JAEGER)
+
+jaeger: $(JAEGER)
+$(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
+	cd tools/jaeger && $(GO) build -o bin/jaeger github.com/jaegertracing/jaeger/cmd/jaeger
 
 build:
 	$(GO) build -o bin/chock ./cmd/chock
@@ -12,7 +23,7 @@ build:
 # The whole test suite: unit, corpus, testscript CLI tests, seed-corpus fuzz
 # runs. The last line names every test that was skipped and why (a test
 # that needs a real peer skips without it, and fails instead under CI=true).
-test:
+test: $(JAEGER)
 	$(GO) run ./internal/cmd/testreport -count=1 ./...
 
 lint:
@@ -41,8 +52,10 @@ lint:
 # path, fmt and lint time per MB at 100 MB vs 1 MB and lint's peak RSS
 # against its input (one package at a time: the 100 MB runs must not share
 # the machine), and chock diff of a 10,000-rule policy with one edit,
-# with its default changed, and the adversarial worst case.
-bench:
+# with its default changed, and the adversarial worst case. And a session
+# of 10,000 refused calls exporting spans to a running Jaeger, and to a
+# collector that is down, each against the same with export off.
+bench: $(JAEGER)
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./zon/ ./compile/lint/ | tee bench.out
 	$(GO) test -run '^$$' -bench 'CompilePrepareVsOPABuild' -benchtime 1x ./compile/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Diff' -benchmem -benchtime $(BENCHTIME) ./compile/diff/ | tee -a bench.out
@@ -52,7 +65,10 @@ bench:
 	$(GO) test -run '^$$' -bench 'Load100000' -benchtime 1x ./eval/load/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|SandboxFiles|FindInCall|MCPCall' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'RedactVsCopy' -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'Egress' -benchtime $(BENCHTIME) ./runtime/egress/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'NetNamespace' -benchtime $(BENCHTIME) ./runtime/sandbox/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Gateway' -benchtime $(BENCHTIME) ./runtime/gateway/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'Telemetry' -benchtime 1x ./runtime/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out
 

@@ -373,10 +373,12 @@ type ServerMeta struct {
 
 // ProgramMeta is one .programs entry.
 type ProgramMeta struct {
-	Name  string    `json:"name"`
-	Paths []string  `json:"paths,omitempty"`
-	Calls []string  `json:"calls,omitempty"`
-	Span  diag.Span `json:"span"`
+	Name  string   `json:"name"`
+	Paths []string `json:"paths,omitempty"`
+	Calls []string `json:"calls,omitempty"`
+	// Connects are its declared net.connect patterns.
+	Connects []string  `json:"connects,omitempty"`
+	Span     diag.Span `json:"span"`
 	// Pinned says .paths is written: the program runs only as those files.
 	Pinned bool `json:"pinned,omitempty"`
 }
@@ -491,6 +493,9 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 			}
 			for _, t := range p.Calls.Value {
 				m.Calls = append(m.Calls, t.Value)
+			}
+			for _, t := range p.Connects.Value {
+				m.Connects = append(m.Connects, t.Value)
 			}
 			out.Programs = append(out.Programs, m)
 		}

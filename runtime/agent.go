@@ -30,6 +30,7 @@ func (s *Session) ServerTools(name string) []mcpconn.Tool {
 // connecting, the policy swapped under the session), redacted as every
 // event is.
 func (s *Session) Record(kind string, fields ...sessionlog.Field) error {
+	s.sessionEvent(kind, fields)
 	return s.event(kind, fields...)
 }
 

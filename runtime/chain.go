@@ -14,6 +14,7 @@ import (
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Call is one brokered action as it passes the chain.
@@ -44,6 +45,10 @@ type Call struct {
 	identity error
 	// nested counts the call's nested execs logged.
 	nested atomic.Int32
+	// net is the call's network fence (its egress proxy), once started.
+	net *callNet
+	// span is the call's execute_tool span.
+	span trace.Span
 }
 
 // Result is what a call produced, redacted.
@@ -60,6 +65,9 @@ type Result struct {
 	Truncated  bool   `json:"truncated,omitempty"`
 	Background bool   `json:"background,omitempty"`
 	PID        int    `json:"pid,omitempty"`
+	// Network has one line per connection of the call chock refused,
+	// naming the rule that refused it (redacted).
+	Network []string `json:"network,omitempty"`
 }
 
 // Handler runs a call.
@@ -89,8 +97,11 @@ type RefusedError struct {
 func (e *RefusedError) Error() string { return fmt.Sprintf("refused %s: %s", e.Action, e.Reason) }
 
 // Run brokers one call through the chain.
-func (s *Session) Run(ctx context.Context, c *Call) (*Result, error) {
+func (s *Session) Run(ctx context.Context, c *Call) (res *Result, err error) {
 	c.ID = fmt.Sprintf("c%d", s.seq.Add(1))
+	start := time.Now()
+	ctx = s.startCall(ctx, c)
+	defer func() { s.endCall(ctx, c, start, res, err) }()
 	if c.Action == "" {
 		a, err := callAction(c)
 		if err != nil {
@@ -193,6 +204,9 @@ func (s *Session) audit(ctx context.Context, c *Call, next Handler) (*Result, er
 	default:
 		out = append(out, sessionlog.F("outcome", "done"), sessionlog.F("exit_code", res.ExitCode), sessionlog.F("timed_out", res.TimedOut),
 			sessionlog.F("stdout", res.Stdout), sessionlog.F("stderr", res.Stderr))
+		if len(res.Network) > 0 {
+			out = append(out, sessionlog.F("network", res.Network))
+		}
 		if c.Fetch != nil {
 			out = append(out, sessionlog.F("status", res.Status), sessionlog.F("body", res.Body))
 		}
@@ -280,6 +294,10 @@ func (s *Session) decide(ctx context.Context, act string, phase config.Phase, pa
 	if err := s.event("decision", fields...); err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
 	}
+	// An ask at loop phase is recorded when it is answered (permit).
+	if d.Decision != config.Ask || phase == config.Start {
+		s.guardrail(ctx, d, parent, d.Decision == config.Allow, "")
+	}
 	return d, nil
 }
 
@@ -297,6 +315,7 @@ func (s *Session) permit(ctx context.Context, d *eval.Decision, parent string) e
 			answer = "yes"
 		}
 		s.event("ask", sessionlog.F("action", d.Action), sessionlog.F("answer", answer), sessionlog.F("parent", parent))
+		s.guardrail(ctx, d, parent, answer == "yes", answer)
 		if err != nil {
 			return &RefusedError{Action: d.Action, Reason: "ask could not be put: " + err.Error(), Explanation: x}
 		}
@@ -393,6 +412,9 @@ func (s *Session) redaction(ctx context.Context, c *Call, next Handler) (*Result
 		res.Stderr = s.redact.String(res.Stderr)
 		res.Body = s.redact.String(res.Body)
 		res.Content = s.redact.String(res.Content)
+		for i, l := range res.Network {
+			res.Network[i] = s.redact.String(l)
+		}
 	}
 	if err != nil {
 		var r *RefusedError

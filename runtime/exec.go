@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/runtime/redact"
+	"github.com/chockhq/chock/runtime/telemetry"
 )
 
 // ExecRequest is a call of the exec tool.
@@ -64,6 +65,10 @@ func killGroup(pid int) {
 func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	r := c.Exec
 	env := append(append([]string(nil), s.opts.BaseEnv...), c.env...)
+	if tp := telemetry.TraceParent(ctx); tp != "" {
+		// The convention some tools read to continue the call's trace.
+		env = append(env, "TRACEPARENT="+tp)
+	}
 	cmd, start, err := s.command(ctx, c, env)
 	if err != nil {
 		s.release(c.filePlan)
@@ -103,6 +108,7 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 		}
 		return nil, fmt.Errorf("starting %s: %w", r.Argv[0], err)
 	}
+	defer c.net.close()
 	s.track(cmd.Process.Pid)
 	defer s.untrack(cmd.Process.Pid)
 	done := make(chan error, 1)
@@ -121,8 +127,10 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	killGroup(cmd.Process.Pid)
 	ow.Close()
 	ew.Close()
+	// Every connection of the call is over and logged before its result.
+	c.net.close()
 	res := &Result{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), TimedOut: timedOut,
-		Truncated: stdout.dropped > 0 || stderr.dropped > 0}
+		Truncated: stdout.dropped > 0 || stderr.dropped > 0, Network: c.net.lines()}
 	if stopped {
 		// Cancelled, not timed out: the session is stopping (a signal).
 		return nil, fmt.Errorf("the call was stopped: %w", context.Cause(ctx))

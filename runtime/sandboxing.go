@@ -19,6 +19,7 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/chockhq/chock/runtime/telemetry"
 )
 
 // execRights is what the policy lets any process of a call execute, for
@@ -37,6 +38,10 @@ type execRights struct {
 	dirs []string
 	// runs are the identities of files: what the kernel lets run.
 	runs map[sandbox.FileID]bool
+	// ids are the files' identities, each program's as the session's PATH
+	// scan found it when the session started: the init grants execution
+	// to what each path opens only while it is that file.
+	ids map[string]sandbox.FileID
 }
 
 type verdict struct {
@@ -68,6 +73,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 		dirs[d] = true
 	}
 	files := map[string]bool{}
+	r.ids = map[string]sandbox.FileID{}
 	var names, acts []string
 	for _, name := range s.programs.Names() {
 		act, err := action.Exec(name)
@@ -109,6 +115,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 		case allowed[id].decision != nil:
 			r.by[id] = allowed[id]
 			files[path] = true
+			r.ids[path] = id
 			dirs[filepath.Dir(path)] = true
 			if interp, script, err := sandbox.Interpreter(path); err == nil && !script && interp != "" {
 				files[interp] = true
@@ -121,9 +128,16 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	r.dirs = slices.Sorted(maps.Keys(dirs))
 	r.runs = map[sandbox.FileID]bool{}
 	for _, p := range r.files {
-		if id, err := sandbox.Identify(p); err == nil {
-			r.runs[id] = true
+		id, ok := r.ids[p]
+		if !ok {
+			// An ELF interpreter: identified now, and pinned from now.
+			var err error
+			if id, err = sandbox.Identify(p); err != nil {
+				continue
+			}
+			r.ids[p] = id
 		}
+		r.runs[id] = true
 	}
 	s.execRights.r = r
 	return r, nil
@@ -233,11 +247,14 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	}
 	c.filePlan = plan
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
-		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true, FileRules: plan.rules}
+		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true, Net: true, FileRules: plan.rules}
+	spec.Pins = s.pins(spec, rights, c)
 	if len(s.private) > 0 {
 		// The call's temporary folder is the session's private /tmp.
 		spec.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR=/tmp")
 	}
+	// No route but chock's egress proxy, which the variables point at.
+	spec.Env = proxyEnv(spec.Env)
 	// What the kernel will let run, by identity: the log says what really
 	// happens (the ELF interpreter runs when exec'd by name, say), not only
 	// what the name's decision was.
@@ -262,7 +279,19 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		if errors.As(err, &se) {
 			return &RefusedError{Action: c.Action, Reason: se.Error() + "; the call was not run (--no-sandbox runs calls without one, for a person who says so)"}
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		n, err := s.serveNet(ctx, c, sc.Net)
+		if err != nil {
+			// The program is running with no proxy: it is stopped, never
+			// left with no fence it was promised.
+			killGroup(sc.Process.Pid)
+			sc.Wait()
+			return &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the egress proxy could not be set up (%v); the call was stopped", err)}
+		}
+		c.net = n
+		return nil
 	}
 	return sc.Cmd, start, nil
 }
@@ -379,6 +408,7 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs f
 		}
 	}
 	s.event("exec.nested", fields...)
+	s.spanEvent(c, telemetry.NestedEvent, fields)
 }
 
 // maxNested is how many nested execs one call logs.
@@ -398,4 +428,30 @@ func initPath(given string) string {
 		}
 	}
 	return "/proc/self/exe"
+}
+
+// pins are the identities the init holds spec's paths to: every hidden
+// and protected path as it was when the session started, every file the
+// call may execute as the session found it (the program as its name meant
+// it, the interpreters and declared programs as identified for the call).
+// A path moved and replaced since is refused (hidden, read-only) or not
+// executable (Exec), whatever it names now.
+func (s *Session) pins(spec *sandbox.Spec, rights *execRights, c *Call) map[string]sandbox.Inode {
+	pins := make(map[string]sandbox.Inode, len(spec.Exec)+len(s.pinIDs))
+	for p, in := range s.pinIDs {
+		pins[p] = in
+	}
+	for _, p := range spec.Exec {
+		switch id, ok := rights.ids[p]; {
+		case p == spec.Path:
+			pins[p] = sandbox.InodeOf(c.prog.File.ID)
+		case ok:
+			pins[p] = sandbox.InodeOf(id)
+		default:
+			if id, err := sandbox.Identify(p); err == nil {
+				pins[p] = sandbox.InodeOf(id)
+			}
+		}
+	}
+	return pins
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime/mcpconn"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
 	"github.com/mtibben/confusables"
 	"golang.org/x/text/cases"
@@ -98,6 +100,8 @@ type ToolStatus struct {
 type server struct {
 	status ServerStatus
 	conn   *mcpconn.Server
+	// net is a local server's egress proxy (mcp.S.network allowed).
+	net *callNet
 }
 
 // StartServers starts the configured MCP servers (those named in only,
@@ -183,9 +187,11 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		return st, s.dropServer(&st, "an entry names a command or a url, and never both")
 	}
 	o := mcpconn.Options{DiscoverTimeout: s.opts.MCP.DiscoverTimeout, CallTimeout: s.opts.MCP.CallTimeout,
-		MaxReply: s.opts.MCP.MaxReply, OnExchange: s.logExchange}
+		MaxReply: s.opts.MCP.MaxReply, OnExchange: s.logExchange, Redact: s.redact.String}
 	var local mcpconn.Local
 	var remote mcpconn.Remote
+	// fence is a local server's egress proxy, once it started.
+	var fence *callNet
 	if url != "" {
 		if _, err := mcpconn.CheckURL(url); err != nil {
 			return st, s.dropServer(&st, err.Error())
@@ -217,6 +223,26 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 			return st, s.dropServer(&st, fmt.Sprintf("the command is not there: %v", err))
 		}
 		local = mcpconn.Local{Name: name, Argv: append([]string{prog}, command[1:]...), Env: env, Dir: s.opts.MCP.Dir, NoNetwork: !st.Network}
+		if st.Network {
+			// Its network is chock's egress proxy: a network namespace of
+			// its own, the proxy's listeners in it, made before it runs.
+			local.Start = func(cmd *exec.Cmd) error {
+				spec := &sandbox.Spec{Path: cmd.Path, Argv: cmd.Args, Env: proxyEnv(cmd.Env)}
+				sc := sandbox.Wrap(cmd, spec, s.initPath)
+				sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				defer cancel()
+				if err := sc.Start(sctx); err != nil {
+					return err
+				}
+				n, err := s.serveServer(name, d, sc.Net)
+				if err != nil {
+					killGroup(cmd.Process.Pid)
+					return err
+				}
+				fence = n
+				return nil
+			}
+		}
 	}
 
 	if why, err := s.serverSecrets(ctx, name, url != "", remote.Headers, &local.Env); err != nil || why != "" {
@@ -234,6 +260,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 		conn, err = mcpconn.OpenLocal(ctx, local, o)
 	}
 	if err != nil {
+		fence.close()
 		return st, s.dropServer(&st, err.Error())
 	}
 	for _, t := range conn.Tools() {
@@ -268,7 +295,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 	}
 	st.Started = true
 	s.mu.Lock()
-	s.servers[name] = &server{status: st, conn: conn}
+	s.servers[name] = &server{status: st, conn: conn, net: fence}
 	s.mu.Unlock()
 	fields := []sessionlog.Field{sessionlog.F("server", name), sessionlog.F("transport", transportOf(st.Kind)), sessionlog.F("tools", len(st.Tools))}
 	if url != "" {
@@ -276,7 +303,7 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 	} else {
 		network := "none (an empty network namespace)"
 		if st.Network {
-			network = "allowed"
+			network = "through chock's egress proxy"
 		}
 		fields = append(fields, sessionlog.F("network", network), sessionlog.F("pid", conn.Pid()))
 	}
@@ -384,6 +411,7 @@ func (s *Session) closeServers() {
 	sort.Slice(list, func(i, j int) bool { return list[i].status.Name < list[j].status.Name })
 	for _, sv := range list {
 		sv.conn.Close()
+		sv.net.close()
 		fields := []sessionlog.Field{sessionlog.F("server", sv.status.Name)}
 		if m := sv.conn.ServerMessages(); len(m) > 0 {
 			fields = append(fields, sessionlog.F("unanswered", m))

@@ -28,6 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.MaybeInit()
 	mcptest.MaybeServe()
+	maybeServeFence()
 	os.Exit(m.Run())
 }
 

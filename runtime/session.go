@@ -22,11 +22,13 @@ import (
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/credstore"
+	"github.com/chockhq/chock/runtime/egress"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/netguard"
 	"github.com/chockhq/chock/runtime/redact"
 	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,6 +66,10 @@ type Options struct {
 	// Net checks the addresses fetch_url and remote MCP servers reach (the
 	// production checker by default).
 	Net *netguard.Checker
+	// Resolver resolves the names a call's programs connect to through
+	// the egress proxy: the system's resolver by default. Only tests set
+	// it.
+	Resolver egress.Resolver
 	// MCP tunes how MCP servers are reached.
 	MCP MCPOptions
 	// NoSandbox runs exec calls without a sandbox (--no-sandbox): for a
@@ -82,6 +88,9 @@ type Options struct {
 	// Scratch are the temporary folders calls may write (TempDir, /tmp,
 	// /var/tmp and /dev/shm by default).
 	Scratch []string
+	// Client is the agent client the session serves (claude-code, …),
+	// when known: an attribute of the session's span.
+	Client string
 }
 
 // Session is one agent session: a policy, a credential store, a log.
@@ -121,6 +130,9 @@ type Session struct {
 	// of chock's own binaries, the policy's files); writable are the only
 	// folders a call may write.
 	hidden, pinned, writable []string
+	// pinIDs are the hidden and pinned paths' identities when the session
+	// started.
+	pinIDs map[string]sandbox.Inode
 	// private are the session's own temporary folders, bound over /tmp,
 	// /var/tmp and /dev/shm in its calls; privateRoot holds them.
 	private     []sandbox.PrivateDir
@@ -128,6 +140,9 @@ type Session struct {
 	// wd is the session's working directory: where a call that names no
 	// dir runs, and what a relative dir is taken from.
 	wd string
+	// span is the session's invoke_agent span (a no-op one when export
+	// is off).
+	span trace.Span
 }
 
 // New starts a session: it sweeps file-bound secrets a crashed session
@@ -220,6 +235,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	s.maskAll(ctx)
+	s.startSpan(ctx)
 	s.chain = Chain(s.perform, s.audit, s.timeLimit, s.policy, s.secrets, s.redaction)
 	return s, nil
 }
@@ -257,6 +273,7 @@ func (s *Session) End(reason string) error {
 	s.closeServers()
 	s.removePrivate()
 	s.releaseAll()
+	s.endSpan(reason)
 	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()),
 		sessionlog.F("reason", s.redact.String(reason)))
 	return errors.Join(err, s.log.Close())
@@ -365,6 +382,17 @@ func (s *Session) guard(o Options) error {
 	for _, p := range o.Protect {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			s.pinned = append(s.pinned, real)
+		}
+	}
+	// What each hidden and protected folder is now: a call's init mounts
+	// onto it only while the path still opens that folder. A file is
+	// covered as it is opened but not held to its first inode: a store
+	// rewritten by chock login, or a policy an editor saves, is a new file
+	// renamed over the old (and a folder above it is pinned).
+	s.pinIDs = map[string]sandbox.Inode{}
+	for _, p := range append(append([]string(nil), s.hidden...), s.pinned...) {
+		if in, dir, err := sandbox.InodeAt(p); err == nil && dir {
+			s.pinIDs[p] = in
 		}
 	}
 	s.initID, _ = sandbox.Identify(s.initPath)

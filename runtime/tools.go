@@ -106,7 +106,9 @@ var (
 		Title: "Run a program (under chock's policy)",
 		Description: "Runs a program, as exec.path.<program> under the project's chock policy: argv[0] names it (found on the session's PATH), " +
 			"and no shell is involved, so pass a shell's own argv (\"sh\", \"-c\", \"...\") to use one. The result is the exit status, " +
-			"stdout and stderr (each up to 1 MiB), with every secret value masked. A refused call answers with the rule that refused it.",
+			"stdout and stderr (each up to 1 MiB), with every secret value masked. A refused call answers with the rule that refused it. " +
+			"Its network is chock's egress proxy only (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at it): each connection is decided as " +
+			"net.connect.<host>, and the result ends with a line for each one refused.",
 		Destructive: true, Offered: true,
 		summary: func(c *Call) string { return strings.Join(c.Exec.Argv, " ") },
 		shows: func(res *Result) (string, []Block) {
@@ -114,7 +116,7 @@ var (
 			if res.TimedOut {
 				status += " (time limit reached)"
 			}
-			return status, []Block{{"stdout", res.Stdout}, {"stderr", res.Stderr}}
+			return status, []Block{{"stdout", res.Stdout}, {"stderr", res.Stderr}, {"network", strings.Join(res.Network, "\n")}}
 		},
 	}, func(a *execArgs) (*Call, error) {
 		if len(a.Argv) == 0 {

@@ -51,10 +51,14 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 /^BenchmarkExecTrue/ { ex = value("brokered/os-exec"); exA = value("brokered-ns/op"); exB = value("os-exec-ns/op") }
 /^BenchmarkSandboxFiles/ { sfb = value("brokered/bwrap"); sfA = value("brokered-ns/op"); sfB = value("bwrap-ns/op") }
 /^BenchmarkFindInCall/ { fic = value("in-call/outside"); ficA = value("in-call-ns/op"); ficB = value("outside-ns/op") }
-/^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op") }
+/^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op"); sbn = value("brokered/bwrap-net"); bwn = value("bwrap-net-ns/op") }
+/^BenchmarkEgressDownload/ { egd = value("proxied/direct-throughput"); egdA = value("proxied-MiB/s"); egdB = value("direct-MiB/s") }
+/^BenchmarkNetNamespace/ { nn = value("net/no-net"); nnA = value("net-µs/op"); nnB = value("no-net-µs/op") }
+/^BenchmarkEgressConnect/ { egc = value("extra-ms/connection"); egcA = value("proxied-ns/op"); egcB = value("direct-ns/op") }
 /^BenchmarkMCPCall/ { mc = value("proxied/direct"); mcA = value("proxied-ns/op"); mcB = value("direct-ns/op") }
 /^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
 /^BenchmarkGateway(Upstream|UpstreamSlow|Everything)-/ { n = name(); sub(/^BenchmarkGateway/, "", n); gw[n] = value("ratio"); gwa[n] = value("reserved-ns/call"); gwb[n] = value("direct-ns/call") }
+/^BenchmarkTelemetry\// { n = name(); sub(/^BenchmarkTelemetry\/collector=/, "", n); sub(/\/exec$/, "-exec", n); tel[n] = value("on/off"); telA[n] = value("on-ns/call"); telB[n] = value("off-ns/call"); teld[n] = value("dropped") }
 /^BenchmarkRedactVsCopy/ { red = value("redact/copy"); redA = value("redact-ns/op"); redB = value("copy-ns/op") }
 /^BenchmarkScale[A-Za-z]+\// { n = name(); sub(/^BenchmarkScale/, "", n); scale[n] = value("ms/MB"); rss[n] = value("peak-RSS/input") }
 /^BenchmarkDiff\// { n = name(); sub(/^BenchmarkDiff\//, "", n); dms[n] = value("ms/diff"); dreg[n] = value("regions") }
@@ -84,11 +88,19 @@ END {
 		target("zon/json-throughput," k, zon[k], ">=", "1.0", ms(zonA[k]) " vs " ms(zonB[k]) ", " parse[k] " MB/s")
 	# The run time.
 	target("sandboxed-exec/bwrap", sbw, "<=", "1.2", sprintf("%d vs %d ns/op", sb, bw))
+	# The network fence (issue 26).
+	target("sandboxed-exec/bwrap--unshare-net", sbn, "<=", "1.25", sprintf("chock's own network namespace and proxy listeners, %d vs %d ns/op", sb, bwn))
+	figure("sandbox-with-network-namespace/without", nn, "Spec.Net's namespace, loopback and listeners, " nnA " vs " nnB " µs")
+	target("egress-download-64MiB/direct,throughput", egd, ">=", "0.7", "through the egress proxy from 127.0.0.1, " egdA " vs " egdB " MiB/s")
+	target("egress-connection-setup,extra-ms", egc, "<=", "1.5", "a connection and one request through the proxy, " us(egcA) " vs " us(egcB) " direct")
 	figure("sandboxed-exec/os-exec", sex, sprintf("%d vs %d ns/op", sb, oe))
 	target("file-rules-exec/bwrap", sfb, "<=", "1.25", sprintf("%d vs %d ns/op, the file defaults' mounts both sides", sfA, sfB))
 	target("find-10000-in-call/outside", fic, "<=", "1.1", sprintf("%d vs %d ns/op, 20 finds a call", ficA, ficB))
 	figure("brokered-exec-no-sandbox/os-exec", ex, sprintf("--no-sandbox, %d vs %d ns/op", exA, exB))
 	figure("proxied-mcp-tools/call/direct-go-sdk", mc, us(mcA) " vs " us(mcB))
+	target("telemetry-on/off-collector-up", tel["up"], "<=", "1.1", "10,000 refused calls a round: " us(telA["up"]) " vs " us(telB["up"]) " a call")
+	figure("telemetry-on/off-sandboxed-exec", tel["up-exec"], us(telA["up-exec"]) " vs " us(telB["up-exec"]) " a call of /bin/true, exporting to a running Jaeger")
+	target("telemetry-on/off-collector-down", tel["down"], "<=", "1.1", us(telA["down"]) " vs " us(telB["down"]) " a call, " teld["down"] " spans dropped")
 	target("redaction/io.Copy-throughput", red, ">=", "0.25", "8 values over 4 MiB, " ms(redA) " vs " ms(redB))
 	# The gateway (issue 14): one more MCP hop, ≤ 1.15 for a tool that works.
 	target("gateway-reserved/direct,a-2ms-tool", gw["UpstreamSlow"], "<=", "1.15", "the helper server, " us(gwa["UpstreamSlow"]) " vs " us(gwb["UpstreamSlow"]))

@@ -57,6 +57,18 @@ net.fetch. followed by the host's labels reversed, in punycode.`, 1,
 				}
 				return a, nil
 			}),
+		sub("connect HOST", "the action for a call's connection to a host",
+			`connect prints the action chock's egress proxy asks before a program a
+call runs connects to HOST (a name, or an IP literal): net.connect.
+followed by the host's labels reversed, in punycode; an IPv4 address in
+its own order, an IPv6 address in brackets. Any port: it is not decided.`, 1,
+			func(args []string) (string, error) {
+				a, err := action.Connect(args[0])
+				if err != nil {
+					return "", failed(exitFailed, err)
+				}
+				return a, nil
+			}),
 		sub("exec PATH", "the action for running a program",
 			`exec prints the action a session asks before it runs the program PATH:
 exec.path. followed by the program's name. A PATH that starts with a

@@ -32,7 +32,9 @@ func newExecCmd(std stdio) *cobra.Command {
 		Long: `exec runs one command as a session of one exec call: decided under the
 policy as exec.path.NAME, run in the per-call sandbox (its nested programs
 under the policy too), given the secrets the policy offers it, its output
-redacted, the session logged. Its stdout and stderr are the program's
+redacted, the session logged. Its network is chock's egress proxy only:
+each connection decided as net.connect.HOST, a refused one named on stderr
+with its rule after the program's output. Its stdout and stderr are the program's
 (redacted); its exit status is the program's, 126 when the policy refuses
 it (the reason, with the deciding rule, on stderr: what an agent may read,
 so never the edit that would permit it), 1 when chock cannot run it. Standard input is not passed on. chock hook --sandbox rewrites a
@@ -61,6 +63,11 @@ func (p *execParams) validate([]string) error {
 // runExec runs argv as the one call of a session.
 func runExec(ctx context.Context, argv []string, p execParams, std stdio) error {
 	defer p.sf.opa.close()
+	ctx, stop, err := p.sf.otel.start(ctx, std.err)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	s, _, err := p.sf.open(ctx, std)
 	if err != nil {
 		return err
@@ -88,6 +95,9 @@ func runExec(ctx context.Context, argv []string, p execParams, std stdio) error 
 	}
 	std.raw.Write([]byte(res.Stdout))
 	std.err.Write([]byte(res.Stderr))
+	for _, l := range res.Network {
+		fmt.Fprintf(std.err, "chock exec: %s\n", safetext.Line(l))
+	}
 	if res.TimedOut {
 		fmt.Fprintln(std.err, "chock exec: the time limit was reached")
 	}

@@ -14,12 +14,14 @@ import (
 	"github.com/chockhq/chock/eval"
 	"github.com/chockhq/chock/runtime/hook"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/chockhq/chock/runtime/telemetry"
 	"github.com/spf13/cobra"
 )
 
 // hookParams are the flags of chock hook.
 type hookParams struct {
 	pf      policyFlags
+	otel    otelFlags
 	sandbox bool
 }
 
@@ -56,6 +58,7 @@ the session log of that client session (hook-CLIENT-SESSION.jsonl).`,
 		RunE:      paramsRunE(&p, runHook, std),
 	}
 	p.pf.add(c.Flags())
+	p.otel.add(c.Flags())
 	c.Flags().BoolVar(&p.sandbox, "sandbox", false, "answer an allowed shell command by rewriting it to run under chock exec, so the kernel enforces what the text could not show (claude-code and gemini)")
 	return c
 }
@@ -101,13 +104,28 @@ func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err e
 		}
 		return answer(hook.Fail(client, errors.New("no policy: "+why)))
 	}
+	// Telemetry never decides: a setting it cannot follow is said on
+	// stderr and the hook goes on without it.
+	var telemetryOut strings.Builder
+	tctx, stop, terr := p.otel.start(ctx, &telemetryOut)
+	if terr == nil {
+		ctx = tctx
+		defer stop()
+	}
+	ctx, span := telemetry.StartHook(ctx, client, ev.SessionID, ev.ToolName)
+	defer span.End()
 	decide := func(ctx context.Context, a string) (*eval.Decision, error) {
-		return pol.Engine.Decide(ctx, a, config.Loop)
+		d, err := pol.Engine.Decide(ctx, a, config.Loop)
+		if err == nil {
+			telemetry.RecordDecision(ctx, d, telemetry.Verdict{Allowed: d.Decision == config.Allow, Hook: hook.PutsAsks(client)})
+		}
+		return d, err
 	}
 	v, err := hookDecide(ctx, decide, hook.Call{Client: client, Tool: ev.ToolName, Input: ev.ToolInput})
 	if err != nil {
 		return answer(hook.Fail(client, err))
 	}
+	span.SetAttributes(telemetry.Decision.String(v.Decision.String()))
 	if err := logHook(client, ev, v, pol.Engine.Revision()); err != nil {
 		return answer(hook.Fail(client, fmt.Errorf("the session log: %w", err)))
 	}

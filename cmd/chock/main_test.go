@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/chockhq/chock/internal/clienttest"
 	"github.com/chockhq/chock/internal/mcptest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -30,7 +31,8 @@ const asChockEnv = "CHOCK_TEST_AS_CHOCK"
 
 func TestMain(m *testing.M) {
 	sandbox.MaybeInit()
-	mcptest.MaybeServe() // the helper MCP server a gateway test's session starts
+	clienttest.MaybeRun() // a real agent client, offline, in a network namespace of its own
+	mcptest.MaybeServe()  // the helper MCP server a gateway test's session starts
 	if os.Getenv(asChockEnv) == "1" {
 		os.Exit(runWithSignals(os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 	}

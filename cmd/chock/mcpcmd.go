@@ -27,6 +27,11 @@ with why.`,
 			ctx := cmd.Context()
 			name := args[0]
 			defer sf.opa.close()
+			ctx, stop, err := sf.otel.start(ctx, std.err)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			s, _, err := sf.open(ctx, std)
 			if err != nil {
 				return err

@@ -123,6 +123,11 @@ func runMCPServe(ctx context.Context, _ []string, p mcpServeParams, std stdio) e
 		}
 	}
 	defer p.pf.opa.close()
+	ctx, stop, err := p.cf.otel.start(ctx, std.err)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	pol, err := p.pf.load(ctx, std)
 	if err != nil {
 		return err

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chockhq/chock/runtime/telemetry"
 	"github.com/spf13/cobra"
 )
 
@@ -106,4 +108,28 @@ func commandTableRows(readme string) ([]string, error) {
 		return nil, errors.New("README.md's \"## Commands\" section has no table")
 	}
 	return rows, nil
+}
+
+// TestREADMETelemetryTable checks the README's attribute table against
+// runtime/telemetry's: every attribute chock exports, in its order, once.
+func TestREADMETelemetryTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if m := regexp.MustCompile("^\\| `([a-z_.]+)` \\|").FindStringSubmatch(line); m != nil && strings.Contains(line, "|") {
+			if strings.HasPrefix(m[1], "gen_ai.") || strings.HasPrefix(m[1], "chock.") || strings.HasPrefix(m[1], "mcp.") || m[1] == "error.type" || m[1] == "network.transport" {
+				got = append(got, m[1])
+			}
+		}
+	}
+	var want []string
+	for _, a := range telemetry.Attributes {
+		want = append(want, string(a.Key))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("README's attribute table:\n got %v\nwant %v", got, want)
+	}
 }

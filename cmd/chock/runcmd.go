@@ -43,6 +43,7 @@ type callFlags struct {
 	callTimeout     time.Duration
 	noSandbox       bool
 	writable        []string
+	otel            otelFlags
 }
 
 func (f *callFlags) add(fs *pflag.FlagSet) {
@@ -50,6 +51,7 @@ func (f *callFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.callTimeout, "mcp-call-timeout", mcpconn.CallTimeout, "the `DURATION` one MCP tool call has")
 	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "run exec calls without a sandbox (no namespaces, no Landlock; nested programs unchecked); each session's log records it")
 	fs.StringArrayVar(&f.writable, "writable", nil, "let exec calls write `DIR` too (repeatable); besides it only the working directory and the temporary folders are writable inside a call")
+	f.otel.add(fs)
 }
 
 // check says what is wrong with the flags, a usage error.
@@ -172,6 +174,11 @@ func runScript(ctx context.Context, _ []string, p runParams, std stdio) error {
 		return failedf(exitFailed, "%s: %w", p.script, err)
 	}
 	defer p.sf.opa.close()
+	ctx, stop, err := p.sf.otel.start(ctx, std.err)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	s, pol, err := p.sf.open(ctx, std)
 	if err != nil {
 		return err

@@ -93,6 +93,15 @@ func urlAction(n *Namespace, rawURL string, values ...string) (string, error) {
 	return n.Build(append(values, h)...)
 }
 
+// Connect builds net.connect.<host> for a connection a call's program
+// makes to host (a name, or an IP literal, IPv6 with or without brackets).
+func Connect(host string) (string, error) {
+	if !strings.HasPrefix(host, "[") && strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return NetConnect.Build(host)
+}
+
 // Exec builds exec.path.<program> from argv[0]: its base name, where a dot
 // separates segments ("python3.12" → exec.path.python3.12).
 func Exec(argv0 string) (string, error) { return ExecPath.Build(argv0) }

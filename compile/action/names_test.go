@@ -29,3 +29,17 @@ func TestNameRules(t *testing.T) {
 		}
 	}
 }
+
+func TestConnect(t *testing.T) {
+	for in, want := range map[string]string{
+		"pypi.org": "net.connect.org.pypi", "Files.PythonHosted.org.": "net.connect.org.pythonhosted.files",
+		"10.0.0.7": "net.connect.10.0.0.7", "2001:db8::1": "net.connect.[2001:db8::1]", "[2001:DB8::1]": "net.connect.[2001:db8::1]",
+	} {
+		if got, err := Connect(in); err != nil || got != want {
+			t.Errorf("Connect(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got, err := Connect("a..b"); err == nil {
+		t.Errorf("Connect(a..b) = %q", got)
+	}
+}

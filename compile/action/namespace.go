@@ -40,6 +40,7 @@ var (
 	MCPNetwork = &Namespace{Form: "mcp.<server>.network", Start: true, Doc: "A local MCP server's reach to the network from inside its sandbox, decided when the session starts."}
 	SecretUse  = &Namespace{Form: "secret.use.<NAME>", Doc: "Giving secret NAME to the call or server its .to offers it to: at each call for a program, at start for a server."}
 	NetFetch   = &Namespace{Form: "net.fetch.<host>", Doc: "A URL chock's fetch_url tool reaches, by its host."}
+	NetConnect = &Namespace{Form: "net.connect.<host>", Doc: "A connection a call's program makes through chock's egress proxy (the only route out of a call), by its host as every namespace writes one: a name last label first (net.connect.org.pypi), an IPv4 literal in its own order (net.connect.10.0.0.7), an IPv6 literal as one segment in brackets; any port of an allowed host (the port is logged, not decided). Decided at each connection; a .programs entry's .connects lets only that program's calls reach more. An address this machine, link-local or metadata is refused whatever the rule."}
 	NixBuild   = &Namespace{Form: "nix.build", Start: true, Doc: "A Nix build of the session's environment, decided when the session starts."}
 	ModelPick  = &Namespace{Form: "model.select", Start: true, Doc: "The agent's choice of model, decided when the session starts."}
 	Plugin     = &Namespace{Form: "plugin.<name>", Doc: "A plugin of the harness; a plugin is given no secrets."}
@@ -50,7 +51,7 @@ var (
 
 // Namespaces is every namespace chock knows, in the order the docs list
 // them.
-var Namespaces = prepared(ExecPath, MCPHostNS, MCPToolNS, MCPNetwork, SecretUse, NetFetch, NixBuild, ModelPick, Plugin, ClientTool, FSRead, FSWrite)
+var Namespaces = prepared(ExecPath, MCPHostNS, MCPToolNS, MCPNetwork, SecretUse, NetFetch, NetConnect, NixBuild, ModelPick, Plugin, ClientTool, FSRead, FSWrite)
 
 // parts are what may fill a placeholder: the noun an error names it by
 // and how a value is written as segments (nil: as it is).

@@ -323,11 +323,12 @@ var serverBlock = newBlock(&block[Server]{
 // programBlock is an entry of .programs.
 var programBlock = newBlock(&block[Program]{
 	what:    "a program",
-	summary: "One program pinned to the files it may run as (as Codex's host_executable), and the programs it runs inside its own calls.",
+	summary: "One program pinned to the files it may run as (as Codex's host_executable), the programs it runs inside its own calls, and the hosts only its calls may reach.",
 	example: `.{
-    .policy = .{ .allow = .{ "exec.path.gh", "exec.path.git" } },
+    .policy = .{ .allow = .{ "exec.path.gh", "exec.path.git", "exec.path.python3" } },
     .programs = .{
         .{ .name = "gh", .paths = .{"/usr/bin/gh"}, .calls = .{"exec.path.git"} },
+        .{ .name = "python3", .connects = .{"net.connect.org.pypi.*"} },
     },
 }`,
 	codes: []string{CodeUnknownField, CodeWrongType, CodeMissingField},
@@ -344,6 +345,10 @@ var programBlock = newBlock(&block[Program]{
 		{
 			RefField: RefField{"calls", "list of actions", ".{}", `.{"exec.path.git"}`, "The exec.path.PROGRAM actions it runs inside its own calls, allowed there as a project rule would allow them (org ceilings still cap them).", []string{"program-call", "program-call-denied", CodeWrongType}},
 			decode:   texts(".calls", "an entry of .calls", func(p *Program) *Field[[]Text] { return &p.Calls }),
+		},
+		{
+			RefField: RefField{"connects", "list of patterns", ".{}", `.{"net.connect.org.pypi.*"}`, "The net.connect patterns its calls may reach through chock's egress proxy, allowed for this program's calls only as a project rule would allow them (a project rule as narrow that refuses, and org ceilings, still stop them).", []string{"program-connect", "program-connect-denied", CodeWrongType}},
+			decode:   texts(".connects", "an entry of .connects", func(p *Program) *Field[[]Text] { return &p.Connects }),
 		},
 	},
 })

@@ -308,6 +308,10 @@ type Program struct {
 	// (its declared calls): allowed there as a project rule would
 	// allow them, org ceilings still capping them.
 	Calls Field[[]Text]
+	// Connects are net.connect patterns its calls may reach (its declared
+	// connections): allowed for that program's calls only, as a project
+	// rule would allow them, org ceilings still capping them.
+	Connects Field[[]Text]
 }
 
 // LayerVerdict is what one layer decides of an action: its decision and
@@ -327,6 +331,32 @@ func DeclaredCallRuns(call string, layers []LayerVerdict) (blocker int) {
 	for i, l := range layers {
 		if i == 0 && l.Rule == call && l.Decision != Allow || i > 0 && l.Decision != Allow {
 			return i
+		}
+	}
+	return -1
+}
+
+// DeclaredConnectRuns is the one rule for a connection a .programs
+// entry's .connects pattern declares (lint, reach and the run time all
+// ask it), as DeclaredCallRuns is for a declared call: the connection is
+// allowed for that program's calls as a project rule would allow it, so
+// the project layer stops it only by a rule that does not allow it and is
+// as narrow as the declaration or narrower (one the declared pattern
+// covers: a deny of the very host), and every org layer must allow it.
+// blocker is the index of the layer that stops it, or -1.
+func DeclaredConnectRuns(declared string, layers []LayerVerdict) (blocker int) {
+	d, err := action.ParsePattern(declared)
+	if err != nil {
+		return 0
+	}
+	for i, l := range layers {
+		if i > 0 && l.Decision != Allow {
+			return i
+		}
+		if i == 0 && l.Rule != "" && l.Decision != Allow {
+			if r, err := action.ParsePattern(l.Rule); err != nil || action.Covers(d, r) {
+				return i
+			}
 		}
 	}
 	return -1

@@ -339,13 +339,13 @@ func programChanges(old, cur *config.Config) []ProgramChange {
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		o, nw := om[n], nm[n]
 		var oPinned, nPinned bool
-		var oPaths, nPaths, oCalls, nCalls []string
+		var oPaths, nPaths, oCalls, nCalls, oConns, nConns []string
 		span := diag.Span{}
 		if o != nil {
-			oPinned, oPaths, oCalls, span = o.Paths.Set, texts(o.Paths), texts(o.Calls), o.Span
+			oPinned, oPaths, oCalls, oConns, span = o.Paths.Set, texts(o.Paths), texts(o.Calls), texts(o.Connects), o.Span
 		}
 		if nw != nil {
-			nPinned, nPaths, nCalls, span = nw.Paths.Set, texts(nw.Paths), texts(nw.Calls), nw.Span
+			nPinned, nPaths, nCalls, nConns, span = nw.Paths.Set, texts(nw.Paths), texts(nw.Calls), texts(nw.Connects), nw.Span
 		}
 		switch {
 		case !oPinned && nPinned:
@@ -364,14 +364,19 @@ func programChanges(old, cur *config.Config) []ProgramChange {
 				}
 			}
 		}
-		for _, c := range nCalls {
-			if !slices.Contains(oCalls, c) {
-				add(n, "newly declares "+c+" (it may run it inside its calls)", Widened, span)
+		for _, d := range []struct {
+			old, new []string
+			what     string
+		}{{oCalls, nCalls, "it may run it inside its calls"}, {oConns, nConns, "its calls may reach those hosts"}} {
+			for _, c := range d.new {
+				if !slices.Contains(d.old, c) {
+					add(n, "newly declares "+c+" ("+d.what+")", Widened, span)
+				}
 			}
-		}
-		for _, c := range oCalls {
-			if !slices.Contains(nCalls, c) {
-				add(n, "no longer declares "+c, Narrowed, span)
+			for _, c := range d.old {
+				if !slices.Contains(d.new, c) {
+					add(n, "no longer declares "+c, Narrowed, span)
+				}
 			}
 		}
 	}

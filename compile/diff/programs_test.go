@@ -15,8 +15,8 @@ func TestProgramChanges(t *testing.T) {
 		}
 		return Side{Config: c}
 	}
-	old := load(`.{ .programs = .{ .{ .name = "gh", .paths = .{"/usr/bin/gh"} }, .{ .name = "git", .calls = .{"exec.path.git-remote-https"} } } }`)
-	cur := load(`.{ .programs = .{ .{ .name = "gh", .paths = .{"/usr/bin/gh", "/opt/gh"} }, .{ .name = "git", .calls = .{"exec.path.sh"} }, .{ .name = "jq", .paths = .{"/usr/bin/jq"} } } }`)
+	old := load(`.{ .programs = .{ .{ .name = "gh", .paths = .{"/usr/bin/gh"} }, .{ .name = "git", .calls = .{"exec.path.git-remote-https"} }, .{ .name = "python3", .connects = .{"net.connect.org.example"} } } }`)
+	cur := load(`.{ .programs = .{ .{ .name = "gh", .paths = .{"/usr/bin/gh", "/opt/gh"} }, .{ .name = "git", .calls = .{"exec.path.sh"} }, .{ .name = "jq", .paths = .{"/usr/bin/jq"} }, .{ .name = "python3", .connects = .{"net.connect.org.pypi.*"} } } }`)
 	rep, err := Diff(old, cur, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +30,8 @@ func TestProgramChanges(t *testing.T) {
 		"widened git newly declares exec.path.sh (it may run it inside its calls)",
 		"narrowed git no longer declares exec.path.git-remote-https",
 		"narrowed jq pinned to /usr/bin/jq",
+		"widened python3 newly declares net.connect.org.pypi.* (its calls may reach those hosts)",
+		"narrowed python3 no longer declares net.connect.org.example",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -65,6 +65,8 @@ const (
 	CodeProgramPath          = "program-path"
 	CodeProgramCall          = "program-call"
 	CodeProgramCallDenied    = "program-call-denied"
+	CodeProgramConnect       = "program-connect"
+	CodeProgramConnectDenied = "program-connect-denied"
 	CodeDottedVariant        = "rule-dotted-variant"
 )
 
@@ -127,6 +129,8 @@ var Catalog = []Check{
 	{CodeProgramPath, diag.Error, "programs", "A pinned path that is not a clean absolute path, or an empty .paths (the program could never run).", `.paths = .{"bin/gh"}`},
 	{CodeProgramCall, diag.Error, "programs", "A declared call that is not one concrete exec.path.<program>: exec.* or * would let the program run anything.", `.calls = .{"exec.*"}`},
 	{CodeProgramCallDenied, diag.Warning, "programs", "A declared call that a project rule denies or asks, or an org ceiling does not allow: the declaration cannot beat either.", `.calls = .{"exec.path.curl"} with curl denied`},
+	{CodeProgramConnect, diag.Error, "programs", "A declared connection that is not a net.connect pattern narrower than the whole namespace: net.connect.* would let the program reach any host.", `.connects = .{"net.connect.*"}`},
+	{CodeProgramConnectDenied, diag.Warning, "programs", "A declared connection that a project rule as narrow refuses, or an org ceiling does not allow: the declaration cannot beat either.", `.connects = .{"net.connect.org.pypi"} with net.connect.org.pypi denied`},
 	{config.CodeOrgSecrets, diag.Error, "org", "An org bundle source with .secrets: there is no org layer for secrets.", `org.zon: .secrets = .{ ... }`},
 	{config.CodeOrgServers, diag.Error, "org", "An org bundle source with .mcp_servers: servers are the project's; an org narrows them by policy.", `org.zon: .mcp_servers = .{ ... }`},
 	{config.CodeOrgPrograms, diag.Error, "org", "An org bundle source with .programs: programs are pinned by the project; an org narrows what runs by policy.", `org.zon: .programs = .{ ... }`},

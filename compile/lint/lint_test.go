@@ -126,6 +126,9 @@ var catalogCases = []catalogCase{
 	{Code: "program-call", Bad: `.{ .programs = .{.{ .name = "git", .calls = .{"exec.*"} }} }`, At: `"exec.*"`, Nth: 0, Good: `.{ .programs = .{.{ .name = "git", .calls = .{"exec.path.git-remote-https"} }} }`},
 	{Code: "program-call-denied", Bad: `.{ .policy = .{ .deny = .{"exec.path.curl"} }, .programs = .{.{ .name = "git", .calls = .{"exec.path.curl"} }} }`, At: `"exec.path.curl"`, Nth: 1,
 		Good: `.{ .policy = .{ .deny = .{"exec.path.wget"} }, .programs = .{.{ .name = "git", .calls = .{"exec.path.curl"} }} }`},
+	{Code: "program-connect", Bad: `.{ .programs = .{.{ .name = "python3", .connects = .{"net.connect.*"} }} }`, At: `"net.connect.*"`, Nth: 0, Good: `.{ .programs = .{.{ .name = "python3", .connects = .{"net.connect.org.pypi.*"} }} }`},
+	{Code: "program-connect-denied", Bad: `.{ .policy = .{ .deny = .{"net.connect.org.pypi"} }, .programs = .{.{ .name = "python3", .connects = .{"net.connect.org.pypi"} }} }`, At: `"net.connect.org.pypi"`, Nth: 1,
+		Good: `.{ .policy = .{ .deny = .{"net.connect.*"} }, .programs = .{.{ .name = "python3", .connects = .{"net.connect.org.pypi"} }} }`},
 	{Code: "org-name-missing", BadOrg: `.{ .policy = .{} }`, File: "org0.zon", At: ".{", Nth: 0, GoodOrg: `.{ .name = "acme", .policy = .{} }`},
 	{Code: "expect-wildcard", Bad: `.{ .expect = .{.{ .action = "exec.*", .decision = .allow }} }`, At: "*", Nth: 0, Good: `.{ .expect = .{.{ .action = "exec.path.gh", .decision = .allow }} }`},
 }

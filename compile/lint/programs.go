@@ -59,6 +59,40 @@ func (l *linter) programs(c *config.Config) {
 			}
 			l.declaredCall(p, call, a)
 		}
+		for _, conn := range p.Connects.Value {
+			pat, why := ProgramConnect(conn.Value)
+			if why != "" {
+				l.add(conn.Span, CodeProgramConnect, why, "declare the hosts it reaches, such as net.connect.org.pypi.*")
+				continue
+			}
+			l.declaredConnect(p, conn, pat)
+		}
+	}
+}
+
+// ProgramConnect is the pattern a .connects entry declares, or why it
+// declares none: a net.connect pattern narrower than the namespace.
+func ProgramConnect(s string) (action.Pattern, string) {
+	p, err := action.ParsePattern(s)
+	if err != nil {
+		return action.Pattern{}, fmt.Sprintf("%q is not a pattern: %v", s, err)
+	}
+	ns := action.NetConnect.Pattern()
+	switch {
+	case !action.Covers(ns, p):
+		return action.Pattern{}, fmt.Sprintf("%q is not in net.connect.<host>: a program declares the hosts its calls reach", s)
+	case action.Covers(p, ns):
+		return action.Pattern{}, fmt.Sprintf("%q is every host: a declaration names the hosts a program reaches, such as net.connect.org.pypi.*", s)
+	}
+	return p, ""
+}
+
+// declaredConnect reports a declared connection the project refuses by a
+// rule as narrow, or an org ceiling does not allow, at an action the
+// pattern matches (config.DeclaredConnectRuns).
+func (l *linter) declaredConnect(p *config.Program, conn config.Text, pat action.Pattern) {
+	if a := witness(pat, pat); a != nil {
+		l.declared(p, conn, a, pat.String(), CodeProgramConnectDenied, config.DeclaredConnectRuns)
 	}
 }
 
@@ -66,6 +100,12 @@ func (l *linter) programs(c *config.Config) {
 // org ceiling does not allow: a declaration allows like a project rule,
 // so it cannot beat either.
 func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Action) {
+	l.declared(p, call, a, a.String(), CodeProgramCallDenied, config.DeclaredCallRuns)
+}
+
+// declared reports declaration decl of p (written at t) that the layer
+// runs names stops at action a.
+func (l *linter) declared(p *config.Program, t config.Text, a action.Action, decl, code string, runs func(string, []config.LayerVerdict) int) {
 	res := l.evaluator(a).Decide(a, config.Loop)
 	verdicts := make([]config.LayerVerdict, len(res.Layers))
 	for i, lr := range res.Layers {
@@ -74,10 +114,10 @@ func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Acti
 			verdicts[i].Rule = lr.Rule.Pattern.String()
 		}
 	}
-	switch i := config.DeclaredCallRuns(a.String(), verdicts); {
+	switch i := runs(decl, verdicts); {
 	case i == 0:
 		lr := res.Layers[0]
-		l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, a, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
+		l.add(t.Span, code, fmt.Sprintf("program %q declares %s, which the project's rule %q at %s makes %s", p.Name.Value, decl, lr.Rule.Pattern, at(lr.Rule.Span), lr.Decision),
 			"drop the declaration, or the rule")
 	case i > 0:
 		lr := res.Layers[i]
@@ -85,7 +125,7 @@ func (l *linter) declaredCall(p *config.Program, call config.Text, a action.Acti
 		if lr.Rule != nil {
 			where = fmt.Sprintf("%q at %s", lr.Rule.Pattern, at(lr.Rule.Span))
 		}
-		l.add(call.Span, CodeProgramCallDenied, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, a, lr.Layer.Name, lr.Decision, where),
+		l.add(t.Span, code, fmt.Sprintf("program %q declares %s, which the org ceiling %q makes %s by %s", p.Name.Value, decl, lr.Layer.Name, lr.Decision, where),
 			"a declaration cannot widen an org ceiling; only the org's owners can permit it")
 	}
 }

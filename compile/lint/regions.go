@@ -129,6 +129,9 @@ func (l *linter) redundant(n int, shared map[*config.Rule]bool, first *firstRule
 	for _, r := range l.layers[n].policy.Rules {
 		switch {
 		case shared[r]:
+		case n == 0 && l.stopsDeclaration(r):
+			// Its removal would let a declaration through, so it is not
+			// redundant, whatever the default says.
 		case r.Pattern.IsLiteral():
 			// The one action it matches, decided by the other rules.
 			if d, by := s.wild.Decide(r.Pattern.Segments()); d == r.Decision {
@@ -142,6 +145,30 @@ func (l *linter) redundant(n int, shared map[*config.Rule]bool, first *firstRule
 			}
 		}
 	}
+}
+
+// stopsDeclaration says whether project rule r is one a .programs
+// declaration cannot beat: a refusing rule naming a declared call
+// (config.DeclaredCallRuns) or as narrow as a declared connection
+// (config.DeclaredConnectRuns).
+func (l *linter) stopsDeclaration(r *config.Rule) bool {
+	if r.Decision == config.Allow || l.in.Config == nil {
+		return false
+	}
+	verdicts := []config.LayerVerdict{{Decision: r.Decision, Rule: r.Pattern.String()}}
+	for _, p := range l.in.Config.Programs {
+		for _, c := range p.Calls.Value {
+			if config.DeclaredCallRuns(c.Value, verdicts) == 0 {
+				return true
+			}
+		}
+		for _, c := range p.Connects.Value {
+			if d, err := action.ParsePattern(c.Value); err == nil && action.Overlaps(d, r.Pattern) && config.DeclaredConnectRuns(c.Value, verdicts) == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // makers are what decides a redundant rule's actions in its place.

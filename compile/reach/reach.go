@@ -236,16 +236,41 @@ func (r *reporter) program(p *config.Program) {
 		if err != nil || !action.ExecPath.Has(a) || len(a) != len(action.ExecPath.Fixed())+1 {
 			continue // lint's program-call
 		}
-		res := r.ev.Decide(a, config.Loop)
-		verdict := "allow (declared: it runs inside " + name + "'s calls)"
-		switch i := config.DeclaredCallRuns(c.Value, nativeVerdicts(res)); {
-		case i == 0:
-			verdict = fmt.Sprintf("refused (the project's rule gives %s)", res.Layers[0].Decision)
-		case i > 0:
-			verdict = fmt.Sprintf("refused (org:%s gives %s)", res.Layers[i].Layer.Name, res.Layers[i].Decision)
-		}
+		verdict := r.declared(a, c.Value, "allow (declared: it runs inside "+name+"'s calls)", config.DeclaredCallRuns)
 		r.add("program %s: calls %s %s", name, c.Value, verdict)
 	}
+	for _, c := range p.Connects.Value {
+		pat, err := action.ParsePattern(c.Value)
+		if err != nil || !action.Covers(action.NetConnect.Pattern(), pat) || action.Covers(pat, action.NetConnect.Pattern()) {
+			continue // lint's program-connect
+		}
+		// Decided at one host the pattern matches (its '*'s an "x").
+		segs := strings.Split(pat.String(), ".")
+		for i, s := range segs {
+			if s == "*" {
+				segs[i] = "x"
+			}
+		}
+		a, err := action.ParseAction(strings.Join(segs, "."))
+		if err != nil {
+			continue
+		}
+		verdict := r.declared(a, c.Value, "allow (declared: only "+name+"'s calls reach them)", config.DeclaredConnectRuns)
+		r.add("program %s: connects %s %s", name, c.Value, verdict)
+	}
+}
+
+// declared is what becomes of declaration decl at action a, as the rule
+// runs says: allowed, or refused by the layer that stops it.
+func (r *reporter) declared(a action.Action, decl, allowed string, runs func(string, []config.LayerVerdict) int) string {
+	res := r.ev.Decide(a, config.Loop)
+	switch i := runs(decl, nativeVerdicts(res)); {
+	case i == 0:
+		return fmt.Sprintf("refused (the project's rule gives %s)", res.Layers[0].Decision)
+	case i > 0:
+		return fmt.Sprintf("refused (org:%s gives %s)", res.Layers[i].Layer.Name, res.Layers[i].Decision)
+	}
+	return allowed
 }
 
 // nativeVerdicts are a native decision's layers as config.DeclaredCallRuns

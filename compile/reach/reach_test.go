@@ -361,8 +361,9 @@ func TestProgramsHiddenReach(t *testing.T) {
 	cfg, ds := config.Load("chock.zon", []byte(`.{ .policy = .{ .deny = .{"exec.path.id"} }, .programs = .{
     .{ .name = "gh", .paths = .{"/usr/bin/gh"} },
     .{ .name = "git", .calls = .{"exec.path.git-remote-https", "exec.path.curl", "exec.path.id"} },
+    .{ .name = "python3", .connects = .{"net.connect.org.pypi.*", "net.connect.com.evil", "net.connect.org.example"} },
 } }`))
-	org, ods := config.LoadOrg("org.zon", []byte(`.{ .name = "acme", .policy = .{ .default = .allow, .deny = .{"exec.path.curl"} } }`))
+	org, ods := config.LoadOrg("org.zon", []byte(`.{ .name = "acme", .policy = .{ .default = .allow, .deny = .{"exec.path.curl", "net.connect.com.evil"} } }`))
 	if ds.HasErrors() || ods.HasErrors() {
 		t.Fatal(ds, ods)
 	}
@@ -375,6 +376,9 @@ func TestProgramsHiddenReach(t *testing.T) {
 		"program git: calls exec.path.curl refused (org:acme gives deny)",
 		"program git: calls exec.path.git-remote-https allow (declared: it runs inside git's calls)",
 		"program git: calls exec.path.id refused (the project's rule gives deny)",
+		"program python3: connects net.connect.com.evil refused (org:acme gives deny)",
+		"program python3: connects net.connect.org.example allow (declared: only python3's calls reach them)",
+		"program python3: connects net.connect.org.pypi.* allow (declared: only python3's calls reach them)",
 	}
 	var got []string
 	for _, l := range lines {

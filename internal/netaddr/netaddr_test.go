@@ -1,6 +1,7 @@
 package netaddr
 
 import (
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -72,5 +73,25 @@ func TestLoopback(t *testing.T) {
 		if got := Loopback(in); got != want {
 			t.Errorf("Loopback(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+func TestDialWhy(t *testing.T) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ia := range addrs {
+		p := ia.(*net.IPNet)
+		a, _ := netip.AddrFromSlice(p.IP)
+		if DialWhy(a) == "" {
+			t.Errorf("DialWhy(%s), an address of this machine, = \"\"", a)
+		}
+	}
+	if got := DialWhy(netip.MustParseAddr("127.0.0.1")); got != "a loopback address (this machine)" {
+		t.Errorf("DialWhy(127.0.0.1) = %q", got)
+	}
+	if got := DialWhy(netip.MustParseAddr("192.0.2.77")); got != "" {
+		t.Errorf("DialWhy(192.0.2.77) = %q (is it this machine's?)", got)
 	}
 }

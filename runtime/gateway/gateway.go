@@ -33,6 +33,7 @@ import (
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/mcpconn"
 	"github.com/chockhq/chock/runtime/sessionlog"
+	"github.com/chockhq/chock/runtime/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/open-policy-agent/opa/v1/bundle"
 )
@@ -226,6 +227,7 @@ func (g *Gateway) Kept(why string) {
 // sources widens what the agent may do and is held: the running policy
 // stays. widenings say what it would widen.
 func (g *Gateway) Held(widenings []string) {
+	telemetry.RecordHeld(context.Background())
 	for _, c := range g.live() {
 		c.sess.Record("policy.held", sessionlog.F("policy", g.o.Engine.Revision()), sessionlog.F("widenings", widenings))
 	}

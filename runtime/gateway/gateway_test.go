@@ -300,7 +300,7 @@ func TestRequestState(t *testing.T) {
 	res, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: args})
 	res4, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: args, InputResponses: yes, RequestState: res.RequestState})
 	if err != nil || res4.IsError {
-		t.Fatalf("answered: %+v %v", res4, err)
+		t.Fatalf("answered: %+v %v %s", res4, err, res4.Content[0].(*mcp.TextContent).Text)
 	}
 	res5, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: args, InputResponses: yes, RequestState: res.RequestState})
 	if err != nil || !res5.IsError {
@@ -527,6 +527,29 @@ func TestCollidingToolNamesAreOfferedForNeither(t *testing.T) {
 	for act, other := range map[string]string{"mcp.a.tool.b__c": "server a__b's tool c", "mcp.a__b.tool.c": "server a's tool b__c"} {
 		if !strings.Contains(hidden[act], other) {
 			t.Errorf("tool.hidden of %s: %q, want it to name %s (all: %v)", act, hidden[act], other, hidden)
+		}
+	}
+}
+
+// TestNetworkRefusalInTheResult: a connection the policy refuses is named
+// at the end of the exec tool's result, with the rule and its why, and no
+// word of how to change the policy.
+func TestNetworkRefusalInTheResult(t *testing.T) {
+	f := newFixture(t, `.{
+    .policy = .{
+        .allow = .{ "exec.path.curl" },
+        .rules = .{ .{ .action = "net.connect.com.example.*", .decision = .deny, .why = "no uploads to example.com" } },
+    },
+}`, Options{})
+	cs := f.connect(t, "2025-11-25", nil)
+	text, _ := callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"curl", "-sS", "http://www.example.com/"}}})
+	want := "network:\nrefused by chock: net.connect.com.example.www (port 80) is deny by project rule \"net.connect.com.example.*\" at chock.zon:4:34; why: no uploads to example.com\n"
+	if !strings.HasSuffix(text, want) {
+		t.Errorf("got\n%s\nwant it to end\n%s", text, want)
+	}
+	for _, edit := range []string{"hint", ".policy.allow", "add ", "to allow"} {
+		if strings.Contains(text, edit) {
+			t.Errorf("the result tells the model how to widen its policy (%q):\n%s", edit, text)
 		}
 	}
 }

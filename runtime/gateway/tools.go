@@ -13,7 +13,9 @@ import (
 	"github.com/chockhq/chock/internal/safetext"
 	"github.com/chockhq/chock/runtime"
 	"github.com/chockhq/chock/runtime/mcpconn"
+	"github.com/chockhq/chock/runtime/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Bounds on what an upstream server declares, as it is offered again.
@@ -151,6 +153,15 @@ func (c *conn) run(ctx context.Context, req *mcp.CallToolRequest, call *runtime.
 	if res != nil {
 		return res // the client answers in a round of its own (2026-07-28)
 	}
+	if req != nil && req.Params != nil {
+		// The client's trace, from params._meta (the MCP conventions),
+		// continues in the call's spans.
+		attrs := []attribute.KeyValue{telemetry.MCPMethod.String("tools/call")}
+		if req.Session != nil && req.Session.ID() != "" {
+			attrs = append(attrs, telemetry.MCPSession.String(req.Session.ID()))
+		}
+		ctx = telemetry.Extract(ctx, req.Params.Meta, attrs...)
+	}
 	out, err := c.sess.Run(withAnswers(ctx, ans), call)
 	return c.result(call, out, err)
 }
@@ -198,6 +209,12 @@ func (c *conn) result(call *runtime.Call, res *runtime.Result, err error) *mcp.C
 		}
 		if res.Stderr != "" {
 			b.WriteString("stderr:\n" + res.Stderr)
+		}
+		if len(res.Network) > 0 {
+			if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+				b.WriteString("\n")
+			}
+			b.WriteString("network:\n" + strings.Join(res.Network, "\n") + "\n")
 		}
 		isError = res.ExitCode != 0 || res.TimedOut
 	}

@@ -162,3 +162,7 @@ func Sandboxed(client string, ev *Event, prefix []string) map[string]any {
 	out[field] = strings.Join(words, " ")
 	return out
 }
+
+// PutsAsks says whether client's hook can hand an ask to the person (Claude
+// Code's permissionDecision ask); for the others Respond refuses an ask.
+func PutsAsks(client string) bool { return client == "claude-code" }

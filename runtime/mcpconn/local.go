@@ -27,6 +27,12 @@ type Local struct {
 	// and network namespace); where one cannot be made the server does
 	// not start.
 	NoNetwork bool
+	// Start, when set, starts the prepared command in place of its own
+	// Start (runtime gives the server its egress proxy this way: the
+	// network namespace and the proxy's listeners in it are made by the
+	// sandbox init before the server runs). A failure does not start the
+	// server, with no fallback.
+	Start func(cmd *exec.Cmd) error
 }
 
 // stopGrace is how long a server has to exit after its stdin closes.
@@ -134,8 +140,12 @@ func (d *stdioDialer) startProcess() error {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	cmd := mk(attr)
-	err = cmd.Start()
-	if err != nil && os.Geteuid() == 0 && errors.Is(err, syscall.EPERM) {
+	if d.l.Start != nil {
+		err = d.l.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil && d.l.Start == nil && os.Geteuid() == 0 && errors.Is(err, syscall.EPERM) {
 		// Some hosts refuse user namespaces; root can still make the others.
 		flags := uintptr(syscall.CLONE_NEWPID)
 		if d.l.NoNetwork {
@@ -146,6 +156,11 @@ func (d *stdioDialer) startProcess() error {
 	}
 	inR.Close()
 	outW.Close()
+	if err != nil && d.l.Start != nil {
+		inW.Close()
+		outR.Close()
+		return fmt.Errorf("the server's network could not be set up (%v), so it does not start", err)
+	}
 	if err != nil {
 		inW.Close()
 		outR.Close()

@@ -27,8 +27,10 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/compile/action"
+	"github.com/chockhq/chock/runtime/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // ProtocolVersion is the one MCP version chock speaks: the last with
@@ -136,6 +138,9 @@ type Options struct {
 	OnExchange func(Exchange)
 	// Logger receives the go-sdk's own log; discarded when nil.
 	Logger *slog.Logger
+	// Redact masks the values a session holds in what the server chose
+	// (its session id) before a span carries it; as it is when nil.
+	Redact func(string) string
 }
 
 func (o *Options) defaults() {
@@ -150,6 +155,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
 	}
 }
 
@@ -394,13 +402,35 @@ func (s *Server) call(ctx context.Context, tool string, arguments any) (*Result,
 			return nil, err
 		}
 	}
-	r, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+	transport := "pipe" // a local server's stdio
+	if s.d.reconnects() {
+		transport = "tcp" // a remote server's HTTP
+	}
+	ctx, span := telemetry.StartMCPCall(ctx, s.name, tool, transport)
+	defer span.End()
+	if id := s.cs.ID(); id != "" {
+		// The server chose it, and a server given a secret may echo it.
+		span.SetAttributes(telemetry.MCPSession.String(s.o.Redact(id)))
+	}
+	// The call's trace goes upstream in params._meta, by the MCP
+	// conventions.
+	p := &mcp.CallToolParams{Name: tool, Arguments: arguments}
+	if m := telemetry.Inject(ctx); m != nil {
+		p.Meta = m
+	}
+	r, err := s.cs.CallTool(ctx, p)
 	if err != nil {
+		span.SetAttributes(telemetry.ErrorType.String("chock.error"))
+		span.SetStatus(codes.Error, "error")
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && !s.d.sessionLost(err) {
 			return nil, &ToolError{Code: we.Code, Message: we.Message}
 		}
 		return nil, err
+	}
+	if r.IsError {
+		span.SetAttributes(telemetry.ErrorType.String("tool_error"))
+		span.SetStatus(codes.Error, "tool error")
 	}
 	return &Result{Text: render(r), IsError: r.IsError}, nil
 }

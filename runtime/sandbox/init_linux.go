@@ -52,6 +52,9 @@ func runInit() error {
 	if err != nil {
 		return &Error{Step: "reading the spec", Err: err}
 	}
+	if spec.NetOnly {
+		return netOnlyInit(spec)
+	}
 	// Nothing this process does from here may move to another thread: the
 	// Landlock domain and the seccomp filter are set on this one, and the
 	// program is exec'd from it.
@@ -92,12 +95,12 @@ func runInit() error {
 		}
 	}
 	for _, d := range spec.ReadOnly {
-		if err := bindReadOnly(d); err != nil {
+		if err := bindReadOnly(d, spec.Pins); err != nil {
 			return &Error{Step: "mounting " + d + " read-only", Err: err}
 		}
 	}
 	for _, h := range spec.Hide {
-		if err := hide(h); err != nil {
+		if err := hide(h, spec.Pins); err != nil {
 			return &Error{Step: "hiding " + h, Err: err}
 		}
 	}
@@ -114,10 +117,15 @@ func runInit() error {
 	if err := unix.Chdir(dir); err != nil {
 		return &Error{Step: "entering " + dir, Err: err}
 	}
+	if spec.Net {
+		if err := netInit(); err != nil {
+			return err
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return &Error{Step: "no_new_privs", Err: err}
 	}
-	if err := restrictExec(spec.Exec); err != nil {
+	if err := restrictExec(spec.Exec, spec.Pins); err != nil {
 		return &Error{Step: "landlock", Err: err}
 	}
 	if spec.Notify {
@@ -281,18 +289,26 @@ func Scopes() (abi int, scoped []string) {
 	return v, scoped
 }
 
-// bindReadOnly bind-mounts dir (or a file) onto itself and makes that
-// mount, and those under it, read-only (mount_setattr changes only that
-// flag, so the ones the kernel locks stay as they were).
-func bindReadOnly(dir string) error {
-	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		if err == unix.ENOENT {
-			return fmt.Errorf("it is gone since the session started (moved by an earlier call?): %w", err)
-		}
+// bindReadOnly mounts, onto dir (or a file) as opened, a read-only copy
+// of its tree (mount_setattr changes only that flag, so the mounts the
+// kernel locks stay as they were). A pinned dir must open the same file
+// it was when the session started.
+func bindReadOnly(dir string, pins map[string]Inode) error {
+	fd, err := openPinned(dir, pins)
+	if err != nil {
 		return err
 	}
+	defer unix.Close(fd)
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
 	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-	return unix.MountSetattr(-1, dir, unix.AT_RECURSIVE, &ro)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &ro); err != nil {
+		return err
+	}
+	return unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
 // bindWritable makes dir (and the mounts under it) writable again under
@@ -325,18 +341,22 @@ func bindWritable(dir string) error {
 // hide covers path: a directory with an empty read-only tmpfs, a file or
 // socket with /dev/null. It must still be there: one gone since the
 // session started refuses the call.
-func hide(path string) error {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		if err == unix.ENOENT || err == unix.ENOTDIR {
-			return fmt.Errorf("it is gone since the session started (moved by an earlier call?): %w", err)
-		}
+func hide(path string, pins map[string]Inode) error {
+	fd, err := openPinned(path, pins)
+	if err != nil {
 		return err
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4096,mode=0500")
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
 	}
-	return unix.Mount("/dev/null", path, "", unix.MS_BIND, "")
+	// Onto what was opened: a path renamed since then is not followed.
+	at := fmt.Sprintf("/proc/self/fd/%d", fd)
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.Mount("tmpfs", at, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4096,mode=0500")
+	}
+	return unix.Mount("/dev/null", at, "", unix.MS_BIND, "")
 }
 
 // secretFiles mounts a small tmpfs at dir (an empty directory chock made),
@@ -372,12 +392,32 @@ func secretFiles(dir string, files []SecretFile) error {
 // the kernel has them (ABI 6), abstract unix sockets and signals are
 // scoped to the call too: no connecting to a bus or agent chock's side
 // listens on, no signalling a process outside the call.
-func restrictExec(files []string) error {
+//
+// A pinned file is granted as it was opened, and only when it is the file
+// the session started with: one a call replaced (a folder above it moved,
+// another put in its place) is not executable, even by its old path.
+func restrictExec(files []string, pins map[string]Inode) error {
 	cfg := landlock.Config{HandledAccessFS: ll.AccessFSExecute}
 	if abi, err := ll.LandlockGetABIVersion(); err == nil && abi >= 6 {
 		cfg.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
 	}
-	fd, flags, err := cfg.NewRulesetFD(landlock.PathAccess(ll.AccessFSExecute, files...))
+	var byPath []string
+	var opened []int
+	defer func() {
+		for _, fd := range opened {
+			unix.Close(fd)
+		}
+	}()
+	for _, f := range files {
+		if _, ok := pins[f]; !ok {
+			byPath = append(byPath, f)
+			continue
+		}
+		if fd, err := openPinned(f, pins); err == nil {
+			opened = append(opened, fd)
+		}
+	}
+	fd, flags, err := cfg.NewRulesetFD(landlock.PathAccess(ll.AccessFSExecute, byPath...))
 	if err != nil {
 		return err
 	}
@@ -385,6 +425,11 @@ func restrictExec(files []string) error {
 		return fmt.Errorf("the kernel does not enforce Landlock")
 	}
 	defer unix.Close(fd)
+	for _, f := range opened {
+		if err := ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: ll.AccessFSExecute, ParentFd: f}, 0); err != nil {
+			return err
+		}
+	}
 	return ll.LandlockRestrictSelf(fd, flags)
 }
 

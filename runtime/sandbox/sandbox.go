@@ -17,6 +17,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // InitArg is argv[0] of the init: the sign that a binary runs as it.
@@ -68,6 +69,22 @@ type Spec struct {
 	// by files_linux.go. The program then runs without capabilities, so
 	// a cover's mode holds against it.
 	FileRules []FileRule `json:"file_rules,omitempty"`
+	// Net gives the call a network namespace of its own holding only
+	// loopback, brought up, with listeners at 127.0.0.1:HTTPProxyPort and
+	// :SOCKSProxyPort made by the init and handed to chock (Cmd.Net):
+	// nothing else routes anywhere.
+	Net bool `json:"net,omitempty"`
+	// NetOnly makes the network namespace and its listeners (Net) and
+	// nothing else: no mounts, no Landlock, no seccomp. It is for a local
+	// MCP server, which mcpconn puts in namespaces of its own (Wrap).
+	NetOnly bool `json:"net_only,omitempty"`
+	// Pins are the identities, taken when the session started, of the
+	// Hide, ReadOnly and Exec paths that have one: the init opens each
+	// path, and mounts onto (or grants execution to) what it opened only
+	// when that is the same file (device and inode), never what the path
+	// names now. A hidden or read-only path that is another file refuses
+	// the call; an Exec path that is another file is not executable.
+	Pins map[string]Inode `json:"pins,omitempty"`
 }
 
 // FileOp is what a file rule's mount does to a path.
@@ -104,6 +121,25 @@ type FileRule struct {
 	Dev uint64 `json:"dev,omitempty"`
 	Ino uint64 `json:"ino,omitempty"`
 }
+
+// Inode is a file's device and inode: what a pinned path must still open.
+type Inode struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+// InodeAt is the device and inode of what path names (symlinks
+// followed), and whether it is a directory.
+func InodeAt(path string) (Inode, bool, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return Inode{}, false, err
+	}
+	return Inode{Dev: uint64(st.Dev), Ino: st.Ino}, st.Mode&syscall.S_IFMT == syscall.S_IFDIR, nil
+}
+
+// InodeOf is a file identity's device and inode.
+func InodeOf(id FileID) Inode { return Inode{Dev: id.Dev, Ino: id.Ino} }
 
 // PrivateDir is one of the session's temporary folders (Host) and where
 // a call sees it (At).

@@ -22,6 +22,9 @@ type Cmd struct {
 	// Report receives each nested execve (Spec.Notify), from a goroutine
 	// of its own, until the call's last process is gone.
 	Report func(Exec)
+	// Net are the listeners inside the call's network namespace (Spec.Net),
+	// set once Start returns nil; the caller serves and closes them.
+	Net *NetListeners
 }
 
 // Command prepares spec to run in a sandbox made by the init binary at
@@ -43,6 +46,9 @@ func Command(spec *Spec, initPath string) *Cmd {
 		// what is typed at chock's, draws on it, or pushes input into it
 		// (TIOCSTI) for the shell that runs after chock.
 		Setsid: true,
+	}
+	if spec.Net {
+		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	return &Cmd{Cmd: c, spec: spec}
 }
@@ -81,7 +87,7 @@ func (c *Cmd) Start(ctx context.Context) error {
 	var listener *os.File
 	var failure error
 	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(4))
+	oob := make([]byte, unix.CmsgSpace(4*2))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(fds[0], buf, oob, 0)
 		if err == unix.EINTR {
@@ -91,6 +97,10 @@ func (c *Cmd) Start(ctx context.Context) error {
 			break // EOF: the program was exec'd, or the init is gone
 		}
 		msg := string(buf[:n])
+		if msg == netMsg && oobn > 0 && c.Net == nil && c.spec.Net {
+			c.Net = netRights(oob[:oobn])
+			continue
+		}
 		if msg == "listener" && oobn > 0 {
 			if l := rights(oob[:oobn]); l != nil && listener == nil {
 				// Watched at once: the program's own exec waits for it.
@@ -104,7 +114,12 @@ func (c *Cmd) Start(ctx context.Context) error {
 	if failure == nil && ctx.Err() != nil {
 		failure = context.Cause(ctx)
 	}
+	if failure == nil && c.spec.Net && c.Net == nil {
+		failure = errors.New("network namespace\x00the init sent no proxy listeners")
+	}
 	if failure != nil {
+		c.Net.Close()
+		c.Net = nil
 		c.Process.Kill()
 		c.Wait()
 		var e *Error
