@@ -414,6 +414,9 @@ func orgFromData(name string, data map[string]any) (*config.Org, error) {
 	org := &config.Org{File: l.File, Name: config.Text{Value: l.Name, Set: true}, Version: config.Text{Value: l.Version, Set: l.Version != ""}}
 	org.Policy.Default = l.Default
 	for _, rm := range l.Rules {
+		if rm.Builtin {
+			continue // chock's own (config.WithBuiltins adds them again)
+		}
 		p, err := action.ParsePattern(rm.Pattern)
 		if err != nil {
 			return nil, fmt.Errorf("%s: rule %q: %w", name, rm.Pattern, err)

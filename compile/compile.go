@@ -110,7 +110,7 @@ func (o *Output) Compiler() *ast.Compiler { return o.compiler }
 func layers(in Input) ([]*Layer, error) {
 	var ls []*Layer
 	if in.Config != nil {
-		ls = append(ls, &Layer{Kind: "project", Name: "project", File: in.Config.File, Policy: &in.Config.Policy, pkg: "project"})
+		ls = append(ls, &Layer{Kind: "project", Name: "project", File: in.Config.File, Policy: config.WithBuiltins(&in.Config.Policy, "project"), pkg: "project"})
 	} else if len(in.Orgs) != 1 {
 		return nil, fmt.Errorf("an org-only bundle holds exactly one org, not %d", len(in.Orgs))
 	}
@@ -120,7 +120,7 @@ func layers(in Input) ([]*Layer, error) {
 			return nil, fmt.Errorf("org %q is given twice", o.Name.Value)
 		}
 		seen[o.Name.Value] = true
-		ls = append(ls, &Layer{Kind: "org", Name: o.Name.Value, Version: o.Version.Value, File: o.File, Policy: &o.Policy, pkg: fmt.Sprintf("org%d", i+1)})
+		ls = append(ls, &Layer{Kind: "org", Name: o.Name.Value, Version: o.Version.Value, File: o.File, Policy: config.WithBuiltins(&o.Policy, "org"), pkg: fmt.Sprintf("org%d", i+1)})
 	}
 	for i, l := range ls {
 		l.index = i
@@ -350,6 +350,9 @@ type RuleMeta struct {
 	Decision config.Decision `json:"decision"`
 	Why      string          `json:"why"`
 	Span     diag.Span       `json:"span"`
+	// Builtin says the rule is one of chock's file defaults
+	// (config.FileDefaults), not the layer file's.
+	Builtin bool `json:"builtin,omitempty"`
 }
 
 // SecretMeta is one secrets entry.
@@ -463,7 +466,7 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
 			Default: l.Policy.Default, Rules: []RuleMeta{}}
 		for _, r := range l.Policy.Rules {
-			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision, Why: r.Why.Value, Span: r.Span})
+			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision, Why: r.Why.Value, Span: r.Span, Builtin: r.Builtin})
 		}
 		out.Layers = append(out.Layers, m)
 	}
@@ -511,7 +514,11 @@ func metaData(m *Meta) map[string]any {
 	for i, l := range m.Layers {
 		rules := make([]any, len(l.Rules))
 		for k, r := range l.Rules {
-			rules[k] = map[string]any{"pattern": r.Pattern, "decision": r.Decision.String(), "why": r.Why, "span": spanData(r.Span)}
+			rule := map[string]any{"pattern": r.Pattern, "decision": r.Decision.String(), "why": r.Why, "span": spanData(r.Span)}
+			if r.Builtin {
+				rule["builtin"] = true
+			}
+			rules[k] = rule
 		}
 		lm := map[string]any{"kind": l.Kind, "name": l.Name, "file": l.File, "rules": rules,
 			"default": map[string]any{"value": l.Default.Value.String(), "span": spanData(l.Default.Span), "set": l.Default.Set}}

@@ -21,7 +21,7 @@ import (
 // compiled policy's input checks.
 func actionRE() string {
 	c := action.SegmentClass()
-	return "`^" + c + "+(\\." + c + "+){0," + fmt.Sprint(action.MaxSegments-1) + "}$`"
+	return "`^(?:" + c + "+(\\." + c + "+){0," + fmt.Sprint(action.MaxSegments-1) + "}|" + action.PathActionRegexp() + ")$`"
 }
 
 // ActionError is what a decision says of a malformed action
@@ -79,6 +79,12 @@ func appendQuote(b []byte, s string) []byte {
 func specificityKey(p action.Pattern) string {
 	var b strings.Builder
 	for i := 0; i < p.Len(); i++ {
+		if p.Kind(i) == action.PathGlob {
+			// After a literal ("0" then "9"), before '*' ("1"): "0A" and
+			// the literal characters' count, the more the smaller.
+			fmt.Fprintf(&b, "0A%05d", 99999-p.Glob().Literals())
+			continue
+		}
 		b.WriteByte(byte('0' + p.Kind(i)))
 	}
 	b.WriteByte('9')
@@ -96,17 +102,25 @@ var rankOf = map[config.Decision]int{config.Deny: 0, config.Ask: 1, config.Allow
 // equals; its remainder by n is the rule's place.
 func ruleNumbers(rules []*config.Rule, base int64) []int64 {
 	type class struct {
-		key  string
-		rank int
+		key     string
+		builtin bool // chock's own rule: after the file's of the same key
+		rank    int
 	}
 	classes := make([]class, len(rules))
 	for i, r := range rules {
-		classes[i] = class{specificityKey(r.Pattern), rankOf[r.Decision]}
+		key := specificityKey(r.Pattern)
+		if r.Fallback {
+			key = "~" // after every other rule: it decides only where none matches
+		}
+		classes[i] = class{key, r.Builtin, rankOf[r.Decision]}
 	}
 	distinct := append([]class(nil), classes...)
 	sort.Slice(distinct, func(i, j int) bool {
 		if distinct[i].key != distinct[j].key {
 			return distinct[i].key < distinct[j].key
+		}
+		if distinct[i].builtin != distinct[j].builtin {
+			return !distinct[i].builtin
 		}
 		return distinct[i].rank < distinct[j].rank
 	})
@@ -150,6 +164,7 @@ const (
 	condGlob                     // glob.match("mcp.*.tool.search", ["."], input.action)
 	condSegments                 // input.segments[0] == "mcp"; input.segments[2] == "tool"; input.segments[3]
 	condArray                    // input.segments = ["net", "fetch", _, "[::1]"]
+	condPath                     // regex.match(`^fs\.read\.~/\.ssh/.+$`, input.action), for a path glob
 )
 
 // condition is the body of the one rule a pattern compiles to. Every
@@ -164,8 +179,14 @@ const (
 // least reach; without one, the whole array, '*' as a wildcard.
 type condition struct {
 	kind condKind
-	arg  string   // the literal, prefix or glob
+	arg  string   // the literal, prefix or glob; condPath: the regular expression
 	segs []string // condSegments, condArray: the pattern's segments
+	// not is, for a relative path glob, the regular expression the action
+	// must not match (a path that is absolute or under ~).
+	not string
+	// prefix is, for a path glob, the literal start every action it
+	// matches has: a startswith the rule index uses.
+	prefix string
 }
 
 // conditionOf is the condition pattern p compiles to.
@@ -174,6 +195,17 @@ func conditionOf(p action.Pattern) condition {
 	last := len(segs) - 1
 	if p.IsLiteral() {
 		return condition{kind: condEqual, arg: p.String()}
+	}
+	if g := p.Glob(); g != nil {
+		// The literal start (before the path's first '*') for the rule
+		// index, then the path's regular expression.
+		segs := p.Segments()
+		lit := strings.Join(segs[:len(segs)-1], ".") + "." + segs[len(segs)-1][:strings.IndexByte(segs[len(segs)-1], '*')]
+		c := condition{kind: condPath, prefix: lit, arg: "^" + action.PathPatternPrefix(p) + "(?:" + g.Regexp() + ")$"}
+		if g.Form() == action.Relative {
+			c.not = "^" + action.PathPatternPrefix(p) + action.NotRelativeRegexp
+		}
+		return c
 	}
 	trailing := p.Kind(last) == action.Trailing
 	inner, meta := false, false
@@ -208,6 +240,12 @@ func (c condition) lines() []string {
 		return []string{"startswith(input.action, " + quote(c.arg) + ")"}
 	case condGlob:
 		return []string{"glob.match(" + quote(c.arg) + `, ["."], input.action)`}
+	case condPath:
+		out := []string{"startswith(input.action, " + quote(c.prefix) + ")", "regex.match(" + quote(c.arg) + ", input.action)"}
+		if c.not != "" {
+			out = append(out, "not regex.match("+quote(c.not)+", input.action)")
+		}
+		return out
 	case condSegments:
 		var out []string
 		last := len(c.segs) - 1
@@ -238,6 +276,7 @@ var (
 	eqOp        = ast.RefTerm(ast.VarTerm("eq"))
 	startsOp    = ast.RefTerm(ast.VarTerm("startswith"))
 	globOp      = ast.RefTerm(ast.VarTerm("glob"), ast.StringTerm("match"))
+	regexOp     = ast.RefTerm(ast.VarTerm("regex"), ast.StringTerm("match"))
 	coreVar     = ast.Var("core")
 )
 
@@ -251,6 +290,13 @@ func (c condition) body(wildcard *int) ast.Body {
 		return ast.NewBody(ast.NewExpr([]*ast.Term{startsOp, actionRef, ast.StringTerm(c.arg)}))
 	case condGlob:
 		return ast.NewBody(ast.NewExpr([]*ast.Term{globOp, ast.StringTerm(c.arg), dotDelim, actionRef}))
+	case condPath:
+		b := ast.NewBody(ast.NewExpr([]*ast.Term{startsOp, actionRef, ast.StringTerm(c.prefix)}))
+		b.Append(ast.NewExpr([]*ast.Term{regexOp, ast.StringTerm(c.arg), actionRef}))
+		if c.not != "" {
+			b.Append(ast.NewExpr([]*ast.Term{regexOp, ast.StringTerm(c.not), actionRef}).Complement())
+		}
+		return b
 	case condSegments:
 		var b ast.Body
 		last := len(c.segs) - 1

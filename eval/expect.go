@@ -63,6 +63,9 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 	var unused []RuleRef
 	for _, l := range e.Meta().Layers {
 		for _, rm := range l.Rules {
+			if rm.Builtin {
+				continue // chock's file defaults are not the file's to test
+			}
 			if !used[key{l.Kind, l.Name, rm.Pattern, rm.Span.Start}] {
 				unused = append(unused, RuleRef{Layer: l.Kind, Name: l.Name, Rule: rm})
 			}
@@ -150,8 +153,12 @@ func CoverageOf(m Meta, unused []RuleRef) Coverage {
 	}
 	var c Coverage
 	for _, l := range m.Layers {
-		lc := LayerCoverage{Layer: config.LayerSpelling(l.Kind, l.Name), File: l.File, Rules: len(l.Rules), NotCovered: []RuleMeta{}}
+		lc := LayerCoverage{Layer: config.LayerSpelling(l.Kind, l.Name), File: l.File, NotCovered: []RuleMeta{}}
 		for _, r := range l.Rules {
+			if r.Builtin {
+				continue
+			}
+			lc.Rules++
 			if left[key{l.Kind, l.Name, r.Pattern, r.Span.Start}] {
 				lc.NotCovered = append(lc.NotCovered, r)
 			} else {

@@ -353,12 +353,18 @@ const probeAction = "chock.probe"
 
 // probeActions are what the probe asks at each phase: a malformed action,
 // one no policy names, and for the first and last rule of every
-// layer an action its pattern matches.
+// layer's own (chock's file defaults aside) an action its pattern matches.
 func (p *prepared) probeActions() []string {
 	out := []string{"chock..probe", probeAction}
 	for _, l := range p.meta.Layers {
-		for i, r := range l.Rules {
-			if i == 0 || i == len(l.Rules)-1 {
+		var own []RuleMeta
+		for _, r := range l.Rules {
+			if !r.Builtin {
+				own = append(own, r)
+			}
+		}
+		for i, r := range own {
+			if i == 0 || i == len(own)-1 {
 				out = append(out, strings.ReplaceAll(r.Pattern, "*", "chock-probe"))
 			}
 		}

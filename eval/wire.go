@@ -104,6 +104,7 @@ type wireRule struct {
 	Decision *config.Decision `json:"decision"`
 	Why      string           `json:"why"`
 	Span     diag.Span        `json:"span"`
+	Builtin  bool             `json:"builtin,omitempty"`
 }
 
 // The keys of chock's decision object, exactly (encoding/json would take
@@ -118,7 +119,9 @@ func layerKeys() keySet {
 }
 
 // ruleKeys are the keys of a layer's deciding rule.
-func ruleKeys() keySet { return keySet{required: []string{"pattern", "decision", "why", "span"}} }
+func ruleKeys() keySet {
+	return keySet{required: []string{"pattern", "decision", "why", "span"}, optional: []string{"builtin"}}
+}
 
 // keySet is the keys an object of the contract has.
 type keySet struct{ required, optional []string }
@@ -285,7 +288,7 @@ func (w wireLayer) layer(want compile.LayerMeta) (Layer, error) {
 	case w.Rule != nil && (w.Rule.Pattern == "" || w.Rule.Decision == nil):
 		return l, contractErr("layer %q: a rule needs a pattern and a decision", w.Name)
 	case w.Rule != nil:
-		l.Rule = &Rule{Pattern: w.Rule.Pattern, Decision: *w.Rule.Decision, Why: w.Rule.Why, Span: w.Rule.Span}
+		l.Rule = &Rule{Pattern: w.Rule.Pattern, Decision: *w.Rule.Decision, Why: w.Rule.Why, Span: w.Rule.Span, Builtin: w.Rule.Builtin}
 	}
 	return l, nil
 }

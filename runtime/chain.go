@@ -37,7 +37,9 @@ type Call struct {
 	env     []string
 	files   []sandbox.SecretFile
 	fileDir string
-	cleanup []func()
+	// filePlan is the file rules' part of the call's sandbox (files.go).
+	filePlan *filePlan
+	cleanup  []func()
 	// prog is the program an exec call runs, or identity why it runs none.
 	prog     *sandbox.Resolved
 	identity error

@@ -71,17 +71,22 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	}
 	cmd, start, err := s.command(ctx, c, env)
 	if err != nil {
+		s.release(c.filePlan)
 		return nil, err
 	}
 	if r.Background {
 		// Given nothing, waited for by nobody; stopped when the session ends.
 		if err := start(); err != nil {
+			s.release(c.filePlan)
 			return nil, err
 		}
 		s.mu.Lock()
 		s.background = append(s.background, cmd.Process)
 		s.mu.Unlock()
-		go cmd.Wait()
+		go func() {
+			cmd.Wait()
+			s.release(c.filePlan)
+		}()
 		return &Result{Background: true, PID: cmd.Process.Pid}, nil
 	}
 	if r.Stdin != "" {
@@ -92,6 +97,7 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	ew := redact.NewWriter(&stderr, s.redact)
 	cmd.Stdout, cmd.Stderr = ow, ew
 	cmd.WaitDelay = pipeGrace
+	defer s.release(c.filePlan)
 	if err := start(); err != nil {
 		var refused *RefusedError
 		if errors.As(err, &refused) {
@@ -142,5 +148,6 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 	default:
 		return nil, runErr
 	}
+	s.fileRefusals(c, res)
 	return res, nil
 }

@@ -420,13 +420,7 @@ func BenchmarkSandboxExec(b *testing.B) {
 	defer s.Close()
 	ctx := context.Background()
 	run := map[string]func() error{
-		"brokered": func() error {
-			res, err := s.Run(ctx, &Call{Tool: "exec", Exec: &ExecRequest{Argv: []string{"/bin/true"}}})
-			if err == nil && res.ExitCode != 0 {
-				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
-			}
-			return err
-		},
+		"brokered": brokeredTrue(ctx, s),
 		"bwrap": func() error {
 			var out strings.Builder
 			cmd := exec.Command(bwrap, "--unshare-user", "--unshare-pid", "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/", "/", "/bin/true")

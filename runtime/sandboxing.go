@@ -241,8 +241,13 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		}
 		dir = filepath.Join(s.wd, dir)
 	}
+	plan, err := s.planFiles(ctx)
+	if err != nil {
+		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the file rules could not be applied (%v); the call was not run", err)}
+	}
+	c.filePlan = plan
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
-		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true, Net: true}
+		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true, Net: true, FileRules: plan.rules}
 	spec.Pins = s.pins(spec, rights, c)
 	if len(s.private) > 0 {
 		// The call's temporary folder is the session's private /tmp.

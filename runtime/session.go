@@ -116,7 +116,12 @@ type Session struct {
 	// programs is the session's PATH, resolved when it started.
 	programs   *sandbox.Programs
 	execRights rightsCache
-	initPath   string
+	// holders are the placeholder folders the running calls' file rules
+	// use (files.go).
+	holders placeholders
+	// walks keeps what the file rules' globs found, folder by folder.
+	walks    walkCache
+	initPath string
 	// initID is the init binary's identity when the session started: a
 	// replaced init is refused, not run.
 	initID sandbox.FileID
@@ -267,6 +272,7 @@ func (s *Session) End(reason string) error {
 	}
 	s.closeServers()
 	s.removePrivate()
+	s.releaseAll()
 	s.endSpan(reason)
 	err := s.log.Event("session.end", true, sessionlog.F("session", s.ID), sessionlog.F("calls", s.seq.Load()),
 		sessionlog.F("reason", s.redact.String(reason)))
@@ -278,6 +284,7 @@ func (s *Session) End(reason string) error {
 // background commands alike, and deletes every file-bound secret, without
 // waiting for anything. The log is not written.
 func (s *Session) Abort() {
+	s.releaseAll()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for pid := range s.running {

@@ -49,6 +49,8 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 	}
 }
 /^BenchmarkExecTrue/ { ex = value("brokered/os-exec"); exA = value("brokered-ns/op"); exB = value("os-exec-ns/op") }
+/^BenchmarkSandboxFiles/ { sfb = value("brokered/bwrap"); sfA = value("brokered-ns/op"); sfB = value("bwrap-ns/op") }
+/^BenchmarkFindInCall/ { fic = value("in-call/outside"); ficA = value("in-call-ns/op"); ficB = value("outside-ns/op") }
 /^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op"); sbn = value("brokered/bwrap-net"); bwn = value("bwrap-net-ns/op") }
 /^BenchmarkEgressDownload/ { egd = value("proxied/direct-throughput"); egdA = value("proxied-MiB/s"); egdB = value("direct-MiB/s") }
 /^BenchmarkNetNamespace/ { nn = value("net/no-net"); nnA = value("net-µs/op"); nnB = value("no-net-µs/op") }
@@ -92,6 +94,8 @@ END {
 	target("egress-download-64MiB/direct,throughput", egd, ">=", "0.7", "through the egress proxy from 127.0.0.1, " egdA " vs " egdB " MiB/s")
 	target("egress-connection-setup,extra-ms", egc, "<=", "1.5", "a connection and one request through the proxy, " us(egcA) " vs " us(egcB) " direct")
 	figure("sandboxed-exec/os-exec", sex, sprintf("%d vs %d ns/op", sb, oe))
+	target("file-rules-exec/bwrap", sfb, "<=", "1.25", sprintf("%d vs %d ns/op, the file defaults' mounts both sides", sfA, sfB))
+	target("find-10000-in-call/outside", fic, "<=", "1.1", sprintf("%d vs %d ns/op, 20 finds a call", ficA, ficB))
 	figure("brokered-exec-no-sandbox/os-exec", ex, sprintf("--no-sandbox, %d vs %d ns/op", exA, exB))
 	figure("proxied-mcp-tools/call/direct-go-sdk", mc, us(mcA) " vs " us(mcB))
 	target("telemetry-on/off-collector-up", tel["up"], "<=", "1.1", "10,000 refused calls a round: " us(telA["up"]) " vs " us(telB["up"]) " a call")

@@ -316,6 +316,9 @@ func bundleSources(m eval.Meta) diag.Sources {
 // rather than wrong ones.
 func sameSource(l compile.LayerMeta, b []byte) bool {
 	for _, r := range l.Rules {
+		if r.Builtin {
+			continue // chock's defaults are in no file
+		}
 		start, end := r.Span.Start.Offset, r.Span.End.Offset
 		if start < 0 || end > len(b) || start > end || !bytes.Contains(b[start:end], []byte(r.Pattern)) {
 			return false

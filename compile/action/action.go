@@ -22,14 +22,38 @@ const (
 	Literal  SegKind = iota // exec
 	Star                    // * in the middle: exactly one segment
 	Trailing                // * at the end: one or more segments
+	// PathGlob is the path of an fs action with '*' or '**' in it
+	// (fs.read.~/.ssh/**): one segment, ranked after a literal and
+	// before '*' (rank, which orders globs among themselves too).
+	PathGlob
 )
+
+// rank orders segment kinds by specificity: literal, path glob, '*',
+// trailing '*'.
+func rank(k SegKind) int {
+	switch k {
+	case Literal:
+		return 0
+	case PathGlob:
+		return 1
+	case Star:
+		return 2
+	}
+	return 3
+}
 
 // Pattern is a parsed action pattern: dot-separated segments, each a
 // literal or '*'. A final '*' matches one or more segments.
 type Pattern struct {
 	text string
 	segs []string
+	// glob is the compiled path of an fs pattern whose path holds '*' or
+	// '**' (its last segment), or nil.
+	glob *Glob
 }
+
+// Glob is the pattern's path glob (its last segment), or nil.
+func (p Pattern) Glob() *Glob { return p.glob }
 
 // String returns the pattern as written.
 func (p Pattern) String() string { return p.text }
@@ -42,6 +66,9 @@ func (p Pattern) Len() int { return len(p.segs) }
 
 // Kind returns the kind of segment i.
 func (p Pattern) Kind(i int) SegKind {
+	if p.glob != nil && i == len(p.segs)-1 {
+		return PathGlob
+	}
 	if p.segs[i] != "*" {
 		return Literal
 	}
@@ -53,6 +80,9 @@ func (p Pattern) Kind(i int) SegKind {
 
 // IsLiteral reports whether the pattern names exactly one action.
 func (p Pattern) IsLiteral() bool {
+	if p.glob != nil {
+		return false
+	}
 	for _, s := range p.segs {
 		if s == "*" {
 			return false
@@ -150,6 +180,14 @@ func ParsePattern(s string) (Pattern, error) {
 	if s == "" {
 		return Pattern{}, perr(ErrEmptySeg, 0, "empty action pattern", "")
 	}
+	if t := pathTail(s); t >= 0 {
+		return parsePathPattern(s, t)
+	}
+	return parsePlainPattern(s)
+}
+
+// parsePlainPattern parses a pattern whose every segment is dot-separated.
+func parsePlainPattern(s string) (Pattern, error) {
 	starts, err := scan(s, "pattern")
 	if err != nil {
 		return Pattern{}, err
@@ -212,6 +250,14 @@ func ParseAction(s string) (Action, error) {
 	if s == "" {
 		return nil, perr(ErrEmptySeg, 0, "empty action", "")
 	}
+	if t := pathTail(s); t >= 0 {
+		return parsePathAction(s, t)
+	}
+	return parsePlainAction(s)
+}
+
+// parsePlainAction parses an action whose every segment is dot-separated.
+func parsePlainAction(s string) (Action, error) {
 	starts, err := scan(s, "action")
 	if err != nil {
 		return nil, err
@@ -238,6 +284,10 @@ func ParseAction(s string) (Action, error) {
 // Valid reports whether s is a well-formed action, one ParseAction
 // accepts, without building it, and returns its number of segments.
 func Valid(s string) (int, bool) {
+	if t := pathTail(s); t >= 0 {
+		a, err := parsePathAction(s, t)
+		return len(a), err == nil
+	}
 	n, seg := 1, 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -278,6 +328,9 @@ func (p Pattern) Matches(a Action) bool {
 		if i >= len(a) {
 			return false
 		}
+		if p.glob != nil && i == len(p.segs)-1 {
+			return len(a) == len(p.segs) && p.glob.Matches(a[i])
+		}
 		if s == "*" {
 			if i == len(p.segs)-1 {
 				return true // trailing: one or more remaining segments
@@ -302,9 +355,12 @@ func Compare(p, q Pattern) int {
 	for i := 0; i < n; i++ {
 		kp, kq := p.Kind(i), q.Kind(i)
 		if kp != kq {
-			return int(kp) - int(kq)
+			return rank(kp) - rank(kq)
 		}
-		if kp == Literal && p.segs[i] != q.segs[i] {
+		if kp == PathGlob && p.glob.lits != q.glob.lits {
+			return q.glob.lits - p.glob.lits // more literal characters first
+		}
+		if (kp == Literal || kp == PathGlob) && p.segs[i] != q.segs[i] {
 			return strings.Compare(p.segs[i], q.segs[i])
 		}
 	}
@@ -320,6 +376,9 @@ func Overlaps(p, q Pattern) bool {
 			return true
 		}
 		if kp == Literal && kq == Literal && p.segs[i] != q.segs[i] {
+			return false
+		}
+		if !segsOverlap(p, q, i) {
 			return false
 		}
 	}
@@ -341,6 +400,9 @@ func Covers(p, q Pattern) bool {
 			return false // q reaches deeper than p's fixed length
 		}
 		if kp == Literal && (kq != Literal || p.segs[i] != q.segs[i]) {
+			return false
+		}
+		if kp == PathGlob && !globCovers(p, q, i) {
 			return false
 		}
 	}

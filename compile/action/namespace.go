@@ -45,11 +45,13 @@ var (
 	ModelPick  = &Namespace{Form: "model.select", Start: true, Doc: "The agent's choice of model, decided when the session starts."}
 	Plugin     = &Namespace{Form: "plugin.<name>", Doc: "A plugin of the harness; a plugin is given no secrets."}
 	ClientTool = &Namespace{Form: "client.<client>.tool.<tool>", Doc: "A tool of an agent client's own that chock hook has no other meaning for (claude-code, codex or gemini): a rule naming it decides it, and otherwise it is asked."}
+	FSRead     = &Namespace{Form: "fs.read.<PATH>", Doc: "Reading a file or folder from inside a call or a local MCP server's sandbox; PATH is one segment that keeps its dots and slashes (fs.read.~/.aws/config, fs.read..env), with '*' and '**' as gitignore uses them; the defaults keep credentials unreadable, and a path no rule names is readable as the uid may."}
+	FSWrite    = &Namespace{Form: "fs.write.<PATH>", Doc: "Writing, creating, renaming or removing a file or folder from inside a call or a local MCP server's sandbox (fs.write..git/hooks/**); the defaults keep files that run code later unwritable, and nothing outside the writable folders is writable whatever a rule says."}
 )
 
 // Namespaces is every namespace chock knows, in the order the docs list
 // them.
-var Namespaces = prepared(ExecPath, MCPHostNS, MCPToolNS, MCPNetwork, SecretUse, NetFetch, NetConnect, NixBuild, ModelPick, Plugin, ClientTool)
+var Namespaces = prepared(ExecPath, MCPHostNS, MCPToolNS, MCPNetwork, SecretUse, NetFetch, NetConnect, NixBuild, ModelPick, Plugin, ClientTool, FSRead, FSWrite)
 
 // parts are what may fill a placeholder: the noun an error names it by
 // and how a value is written as segments (nil: as it is).
@@ -64,10 +66,18 @@ var parts = map[string]struct {
 	"NAME":    {"secret name", nil},
 	"name":    {"name", nil},
 	"client":  {"client name", nil},
+	// PATH is the one placeholder of its kind: the last, one segment that
+	// keeps its dots (path.go owns its grammar).
+	"PATH": {"path", nil},
 }
 
 // prepared parses each namespace's form into its pattern and placeholders.
 func prepared(ns ...*Namespace) []*Namespace {
+	for _, n := range ns {
+		if strings.HasSuffix(n.Form, ".<PATH>") {
+			pathRows = append(pathRows, n)
+		}
+	}
 	for _, n := range ns {
 		segs := strings.Split(n.Form, ".")
 		for i, s := range segs {
@@ -130,6 +140,10 @@ func (n *Namespace) Build(values ...string) (string, error) {
 			if v, err = w(v); err != nil {
 				return "", err
 			}
+		}
+		if hole == "PATH" {
+			segs[i] = v // checked with the whole action below
+			continue
 		}
 		if i < len(segs)-1 && strings.Contains(v, ".") {
 			return "", fmt.Errorf("%s %q cannot form an action: it is one segment, with no '.'", parts[hole].noun, v)

@@ -9,7 +9,7 @@ import (
 // namespaces share an action, and every row builds an action its own
 // pattern matches and no other row's does.
 func TestNamespaceTable(t *testing.T) {
-	fill := map[string]string{"program": "/usr/bin/python3.12", "host": "API.GitHub.com.", "server": "notion", "tool": "search.pages", "NAME": "GITHUB_TOKEN", "name": "x", "client": "claude-code"}
+	fill := map[string]string{"program": "/usr/bin/python3.12", "host": "API.GitHub.com.", "server": "notion", "tool": "search.pages", "NAME": "GITHUB_TOKEN", "name": "x", "client": "claude-code", "PATH": "~/.aws/config"}
 	for i, n := range Namespaces {
 		for j, m := range Namespaces {
 			if i != j && Overlaps(n.Pattern(), m.Pattern()) {

@@ -1,6 +1,10 @@
 package action
 
-import "maps"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // Trie finds the most specific pattern matching an action. Each node has
 // literal children, a one-segment '*' child and a trailing '*' child; a
@@ -15,9 +19,17 @@ type Trie[T any] struct {
 
 type trieNode[T any] struct {
 	lit      map[string]*trieNode[T]
+	globs    []globChild[T] // path globs, most literal characters first
 	star     *trieNode[T]
 	trailing []Entry[T] // patterns ending in '*' here
 	exact    []Entry[T] // patterns ending here
+}
+
+// globChild is a path glob (the last segment of an fs pattern) and the
+// node of the patterns that end in it.
+type globChild[T any] struct {
+	glob *Glob
+	node *trieNode[T]
 }
 
 // Entry is one pattern and the value stored with it.
@@ -45,6 +57,8 @@ func (t *Trie[T]) Insert(p Pattern, v T) {
 				n.star = &trieNode[T]{}
 			}
 			n = n.star
+		case PathGlob:
+			n = n.globChild(p.glob)
 		default:
 			if n.lit == nil {
 				n.lit = make(map[string]*trieNode[T])
@@ -75,6 +89,21 @@ func (t *Trie[T]) LookupExcept(a Action, skip func(Entry[T]) bool) []Entry[T] {
 	return t.root.lookup(a, 0, skip)
 }
 
+// globChild is the child of glob g, made when missing; the children stay
+// sorted by literal characters, most first, then by text.
+func (n *trieNode[T]) globChild(g *Glob) *trieNode[T] {
+	i, found := slices.BinarySearchFunc(n.globs, g, func(c globChild[T], g *Glob) int {
+		if c.glob.lits != g.lits {
+			return g.lits - c.glob.lits
+		}
+		return strings.Compare(c.glob.text, g.text)
+	})
+	if !found {
+		n.globs = slices.Insert(n.globs, i, globChild[T]{glob: g, node: &trieNode[T]{}})
+	}
+	return n.globs[i].node
+}
+
 func (n *trieNode[T]) lookup(a Action, i int, skip func(Entry[T]) bool) []Entry[T] {
 	if i == len(a) {
 		return keep(n.exact, skip)
@@ -83,6 +112,24 @@ func (n *trieNode[T]) lookup(a Action, i int, skip func(Entry[T]) bool) []Entry[
 		if r := c.lookup(a, i+1, skip); r != nil {
 			return r
 		}
+	}
+	// Path globs: those of the most literal characters that match decide,
+	// all of them together (a tie, which the caller settles as for
+	// identical patterns).
+	var tied []Entry[T]
+	for k, c := range n.globs {
+		if tied != nil && c.glob.lits != n.globs[k-1].glob.lits {
+			break
+		}
+		if !c.glob.Matches(a[i]) {
+			continue
+		}
+		if r := c.node.lookup(a, i+1, skip); r != nil {
+			tied = append(tied, r...)
+		}
+	}
+	if tied != nil {
+		return tied
 	}
 	if n.star != nil {
 		if r := n.star.lookup(a, i+1, skip); r != nil {
@@ -139,6 +186,9 @@ type Shape interface {
 	Literals(yield func(string) bool)
 	// NumLiterals is how many literals Literals yields.
 	NumLiterals() int
+	// Globs calls yield with every path glob some pattern has next and
+	// the shape after it, until it returns false.
+	Globs(yield func(g *Glob, next Shape) bool)
 }
 
 // Shape returns the shape of the trie's patterns from the empty prefix.
@@ -155,3 +205,11 @@ func (n *trieNode[T]) Star() (Shape, bool) { return n.star, n.star != nil }
 func (n *trieNode[T]) Literals(yield func(string) bool) { maps.Keys(n.lit)(yield) }
 
 func (n *trieNode[T]) NumLiterals() int { return len(n.lit) }
+
+func (n *trieNode[T]) Globs(yield func(*Glob, Shape) bool) {
+	for _, c := range n.globs {
+		if !yield(c.glob, c.node) {
+			return
+		}
+	}
+}

@@ -236,6 +236,13 @@ type Rule struct {
 	// ("allow", "ask", "deny" or "rules").
 	Span diag.Span
 	From string
+	// Builtin says the rule is one of chock's own (FileDefaults), not the
+	// file's: it loses a tie to a rule of the layer's file, and lint says
+	// nothing of it.
+	Builtin bool
+	// Fallback says the rule decides only where no other rule of the
+	// layer matches (the catch-all allow of each fs namespace).
+	Fallback bool
 }
 
 // Secret is one entry of .secrets.

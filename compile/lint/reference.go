@@ -40,6 +40,7 @@ func ReferenceMarkdown() string {
 		fmt.Fprintf(&b, "\n```zig\n%s\n```\n", blk.Example)
 	}
 	namespaceMarkdown(&b)
+	fileRulesMarkdown(&b)
 	return b.String()
 }
 
@@ -55,6 +56,38 @@ func namespaceMarkdown(b *strings.Builder) {
 			when = "at start"
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s |\n", n.Form, when, cell(n.Doc))
+	}
+}
+
+// fileRulesMarkdown renders how a path is written in fs.read.<PATH> and
+// fs.write.<PATH>, how path patterns rank, and config.FileDefaults.
+func fileRulesMarkdown(b *strings.Builder) {
+	b.WriteString(`
+## Files: fs.read and fs.write
+
+**A path** is the rest of the action after ` + "`fs.read.` or `fs.write.`" + `, one segment that keeps its dots and slashes:
+
+- absolute: ` + "`fs.read./etc/hosts`" + `;
+- in the home folder (HOME of the calls): ` + "`fs.read.~/.aws/config`" + `, and ` + "`fs.read.~`" + ` for the folder itself;
+- relative to the project's folder (where the session started), written without ` + "`./`" + `: ` + "`fs.write..git/hooks/pre-commit`" + ` is ` + "`.git/hooks/pre-commit`" + ` there (the first dot ends ` + "`fs.write`" + `, the second starts the path). A relative path names the same place under every ` + "`--writable`" + ` folder too, and ` + "`.git/…`" + ` names the git folders a worktree's ` + "`.git`" + ` file points to.
+
+A path has no empty name, no ` + "`.` or `..`" + ` name and no '/' at its end; at most 4096 bytes.
+
+**Globs**, in a pattern only, as gitignore uses them: ` + "`*`" + ` matches within one name (` + "`*.pem`, `.env.*`" + `), ` + "`**`" + ` as a whole name any number of names (` + "`**/.env`" + ` is ` + "`.env`" + ` in the project's folder or any folder below; ` + "`a/**/b`" + `; ` + "`~/.ssh/**`" + ` is everything inside ` + "`~/.ssh`" + `, not the folder itself). A pattern matches paths of its own form only: ` + "`**/.env`" + ` matches no ` + "`~/…`" + ` or absolute path. ` + "`?`, `[` and `]`" + ` are ordinary characters. ` + "`fs.read.*`" + ` (the path ` + "`*`" + ` alone) is every path, as a trailing ` + "`*`" + ` is in any namespace; ` + "`fs.*`" + ` is every file action.
+
+**Ranking.** As for every action, the most specific matching rule of a layer decides: a literal path beats a glob, a glob with more literal characters (all but its ` + "`*`" + `s) beats one with fewer, and any glob beats ` + "`fs.read.*`" + `. Two globs of as many literal characters that both match tie as identical patterns do: deny beats ask beats allow. An ask is a refusal inside a call (nobody can be asked in the middle of one).
+
+**A file is decided under every name it has** (its absolute path, its ` + "`~/`" + ` path, its path relative to the project and to each writable folder, and where a symlink leads), and the strictest decision wins: ` + "`allow fs.read./home/me/.aws/config`" + ` does not undo the default that denies ` + "`fs.read.~/.aws/**`" + ` (write ` + "`allow fs.read.~/.aws/config`" + `).
+
+**No layer's ` + "`.default`" + ` decides files.** Every layer has a fallback rule per namespace, ` + "`allow fs.read.*`" + ` and ` + "`allow fs.write.*`" + `, that decides only where no rule of the layer matches: a call reads what its uid may, and writes inside the writable folders (the project's folder, the session's /tmp, ` + "`--writable`" + `), never outside them, whatever a rule says. An org denies for good: its deny caps the project's allow.
+
+**The defaults.** chock adds these rules to the project's policy. A project rule as specific or more overrides one (` + "`allow fs.read.~/.aws/config`" + ` lets that file through; a rule of the same pattern wins the tie); a broader one does not (` + "`allow fs.*`" + ` leaves them). ` + "`chock explain`" + ` names one as ` + "`at chock's defaults`" + ` and ` + "`chock reach`" + ` prints what they leave.
+
+| rule | decision | why |
+|---|---|---|
+`)
+	for _, d := range config.FileDefaults {
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", cell(d.Pattern), d.Decision, cell(d.Why))
 	}
 }
 

@@ -43,6 +43,13 @@ func TestRegionChecksAgainstBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 17))
 	words := []string{"exec", "path", "gh", "x"}
 	actions := everyAction(words, 4)
+	// The fs namespaces, which every layer's catch-all allow decides when
+	// no rule of the words names them.
+	for _, tail := range append(words, "zz", "~/x", ".git/config") {
+		for _, verb := range []string{"read", "write"} {
+			actions = append(actions, action.Action{"fs", verb, tail})
+		}
+	}
 	pattern := func() action.Pattern {
 		for {
 			segs := make([]string, 1+r.IntN(3))

@@ -22,7 +22,7 @@ type Layer struct {
 // NewLayer indexes a policy's rules.
 func NewLayer(kind, name, file string, p *config.Policy) *Layer {
 	l := &Layer{Kind: kind, Name: name, File: file, Policy: p}
-	for _, r := range p.Rules {
+	for _, r := range config.WithBuiltins(p, kind).Rules {
 		l.trie.Insert(r.Pattern, r)
 	}
 	return l
@@ -31,7 +31,20 @@ func NewLayer(kind, name, file string, p *config.Policy) *Layer {
 // Decide returns the layer's decision for a and the deciding rule (nil when
 // the default decided).
 func (l *Layer) Decide(a action.Action) (config.Decision, *config.Rule) {
-	return l.pick(l.trie.Lookup(a))
+	return l.pick(l.lookup(a, nil))
+}
+
+// lookup is the trie's most specific entries for a (skip left out), a
+// fallback rule only where no other rule matches.
+func (l *Layer) lookup(a action.Action, skip func(action.Entry[*config.Rule]) bool) []action.Entry[*config.Rule] {
+	if es := l.trie.LookupExcept(a, func(e action.Entry[*config.Rule]) bool {
+		return e.Value.Fallback || skip != nil && skip(e)
+	}); es != nil {
+		return es
+	}
+	return l.trie.LookupExcept(a, func(e action.Entry[*config.Rule]) bool {
+		return !e.Value.Fallback || skip != nil && skip(e)
+	})
 }
 
 // pick is the decision of the most specific matching rules: the most
@@ -40,9 +53,17 @@ func (l *Layer) pick(entries []action.Entry[*config.Rule]) (config.Decision, *co
 	if len(entries) == 0 {
 		return l.Policy.Default.Value, nil
 	}
-	best := entries[0].Value
-	for _, e := range entries[1:] {
-		if e.Value.Decision < best.Decision {
+	// A builtin rule (chock's file defaults) loses a tie to the file's.
+	own := false
+	for _, e := range entries {
+		own = own || !e.Value.Builtin
+	}
+	var best *config.Rule
+	for _, e := range entries {
+		if own && e.Value.Builtin {
+			continue
+		}
+		if best == nil || e.Value.Decision < best.Decision {
 			best = e.Value
 		}
 	}
@@ -52,7 +73,7 @@ func (l *Layer) pick(entries []action.Entry[*config.Rule]) (config.Decision, *co
 // DecideExcept is Decide as if skip were not among the layer's rules:
 // what decides a once skip is removed.
 func (l *Layer) DecideExcept(a action.Action, skip *config.Rule) (config.Decision, *config.Rule) {
-	return l.pick(l.trie.LookupExcept(a, func(e action.Entry[*config.Rule]) bool { return e.Value == skip }))
+	return l.pick(l.lookup(a, func(e action.Entry[*config.Rule]) bool { return e.Value == skip }))
 }
 
 // Shape lays out the layer's patterns for a walk over the action space

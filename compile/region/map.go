@@ -30,6 +30,28 @@ type mnode[V comparable] struct {
 	hasMore bool
 	other   *mnode[V]
 	lits    map[string]*mnode[V]
+	// cells are the cells of path globs (Seg.In, Seg.Out) at an fs
+	// action's path, which stand for other there.
+	cells map[string]*mcell[V]
+}
+
+// mcell is one cell of path globs and what is set under it.
+type mcell[V comparable] struct {
+	seg  Seg
+	node *mnode[V]
+}
+
+// cellKey names a cell by its globs.
+func cellKey(g Seg) string { return strings.Join(g.In, ",") + "|" + strings.Join(g.Out, ",") }
+
+// isCell says whether g is a cell of path globs.
+func isCell(g Seg) bool { return g.Other && len(g.In)+len(g.Out) > 0 }
+
+// inCell says whether s lies in the cell's globs (its literals aside).
+func inCell(g Seg, s string) bool {
+	h := g
+	h.Not = nil
+	return h.Matches(s)
 }
 
 func (n *mnode[V]) lit(s string) *mnode[V] {
@@ -58,6 +80,19 @@ func (m *Map[V]) Set(r Region, v V) {
 		for _, l := range g.Not {
 			n.lit(l)
 		}
+		if isCell(g) {
+			if n.cells == nil {
+				n.cells = map[string]*mcell[V]{}
+			}
+			k := cellKey(g)
+			c := n.cells[k]
+			if c == nil {
+				c = &mcell[V]{seg: Seg{Other: true, In: g.In, Out: g.Out, wit: g.wit}, node: &mnode[V]{}}
+				n.cells[k] = c
+			}
+			n = c.node
+			continue
+		}
 		if n.other == nil {
 			n.other = &mnode[V]{}
 		}
@@ -80,7 +115,10 @@ type reduced[V comparable] struct {
 	empty    bool
 	other    *reduced[V]
 	lits     map[string]*reduced[V]
-	id       int
+	// cells stand for other where path globs split the paths.
+	cells map[string]*reduced[V]
+	segs  map[string]Seg
+	id    int
 }
 
 type reducer[V comparable] struct {
@@ -107,7 +145,12 @@ func (x *reducer[V]) intern(n *reduced[V]) *reduced[V] {
 	case n.constant:
 		b.WriteString("|c" + x.value(n.more))
 	default:
-		b.WriteString("|o" + strconv.Itoa(n.other.id))
+		if n.other != nil {
+			b.WriteString("|o" + strconv.Itoa(n.other.id))
+		}
+		for _, k := range slices.Sorted(maps.Keys(n.cells)) {
+			b.WriteString("|c" + strconv.Quote(k) + "=" + strconv.Itoa(n.cells[k].id))
+		}
 		for _, l := range slices.Sorted(maps.Keys(n.lits)) {
 			b.WriteString("|" + strconv.Quote(l) + "=" + strconv.Itoa(n.lits[l].id))
 		}
@@ -134,8 +177,47 @@ func (x *reducer[V]) reduce(n *mnode[V], d int) *reduced[V] {
 		r.empty = true // no action is longer
 	case n.hasMore:
 		r.constant, r.more = true, n.more
-	case n.other == nil && len(n.lits) == 0:
+	case n.other == nil && len(n.lits) == 0 && len(n.cells) == 0:
 		r.constant, r.more = true, zero
+	case len(n.cells) > 0:
+		// The cells, merged into one other when all reduce alike; a
+		// literal is named where it differs from the cell it lies in.
+		// A Map may hold some cells only (a walk in focus): the others
+		// are the zero value, so cells merge only when all are that.
+		cells := map[string]*reduced[V]{}
+		one := x.reduce(nil, d+1)
+		same := true
+		for k, c := range n.cells {
+			rc := x.reduce(c.node, d+1)
+			cells[k] = rc
+			if rc != one {
+				same = false
+			}
+		}
+		lits := map[string]*reduced[V]{}
+		for l, c := range n.lits {
+			rc := x.reduce(c, d+1)
+			home := one
+			for k, cc := range n.cells {
+				if inCell(cc.seg, l) {
+					home = cells[k]
+				}
+			}
+			if rc != home {
+				lits[l] = rc
+			}
+		}
+		switch {
+		case same && len(lits) == 0 && (one.empty || one.constant && one.more == one.self):
+			r.constant, r.more = true, one.self
+		case same:
+			r.other, r.lits = one, lits
+		default:
+			r.lits, r.cells, r.segs = lits, cells, map[string]Seg{}
+			for k, c := range n.cells {
+				r.segs[k] = c.seg
+			}
+		}
 	default:
 		o := x.reduce(n.other, d+1)
 		lits := map[string]*reduced[V]{}
@@ -173,11 +255,27 @@ func (m *Map[V]) Regions(yield func(Region, V) bool) {
 			return r.more == zero || yield(Region{Segs: segs, More: true}, r.more)
 		}
 		lits := slices.Sorted(maps.Keys(r.lits))
-		segs = append(segs, Seg{Other: true, Not: lits})
-		if !emit(r.other, d+1) {
-			return false
+		if r.other != nil {
+			segs = append(segs, Seg{Other: true, Not: lits})
+			if !emit(r.other, d+1) {
+				return false
+			}
+			segs = segs[:d]
 		}
-		segs = segs[:d]
+		for _, k := range slices.Sorted(maps.Keys(r.cells)) {
+			g := r.segs[k]
+			g.Not = nil
+			for _, l := range lits {
+				if inCell(g, l) {
+					g.Not = append(g.Not, l)
+				}
+			}
+			segs = append(segs, g)
+			if !emit(r.cells[k], d+1) {
+				return false
+			}
+			segs = segs[:d]
+		}
 		for _, l := range lits {
 			segs = append(segs, Seg{Lit: l})
 			if !emit(r.lits[l], d+1) {
@@ -200,6 +298,11 @@ func (m *Map[V]) Get(a action.Action) V {
 		next := n.lits[s]
 		if next == nil {
 			next = n.other
+		}
+		for _, c := range n.cells {
+			if next == nil && inCell(c.seg, s) {
+				next = c.node
+			}
 		}
 		if next == nil || i >= action.MaxSegments {
 			var zero V
@@ -226,6 +329,10 @@ func (n *mnode[V]) Literals(yield func(string) bool) { maps.Keys(n.lits)(yield) 
 
 func (n *mnode[V]) NumLiterals() int { return len(n.lits) }
 
+// Globs yields nothing: a Map keeps the cells of path globs as literals
+// and other segments (see Set).
+func (n *mnode[V]) Globs(func(*action.Glob, action.Shape) bool) {}
+
 // Except is the coarsest regions of the actions longer than prefix (those
 // prefix.* matches) whose value keep rejects, actions in no region Set
 // included (they have the zero value). Coarsening a report uses it: prefix.*
@@ -242,10 +349,17 @@ func (m *Map[V]) Except(prefix []string, keep func(V) bool) []Region {
 		switch {
 		case n.hasMore:
 			c.more, c.hasMore = rejects(n.more), true
-		case n.other == nil && len(n.lits) == 0:
+		case n.other == nil && len(n.lits) == 0 && len(n.cells) == 0:
 			c.more, c.hasMore = rejects(zero), true
 		default:
 			c.other = cp(n.other)
+			if len(n.cells) > 0 {
+				c.other = nil
+				c.cells = map[string]*mcell[bool]{}
+				for key, cc := range n.cells {
+					c.cells[key] = &mcell[bool]{seg: cc.seg, node: cp(cc.node)}
+				}
+			}
 			for l, k := range n.lits {
 				c.lit(l)
 				c.lits[l] = cp(k)

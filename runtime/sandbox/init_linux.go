@@ -104,6 +104,9 @@ func runInit() error {
 			return &Error{Step: "hiding " + h, Err: err}
 		}
 	}
+	if err := fileRules(spec.FileRules); err != nil {
+		return err
+	}
 	if len(spec.Files) > 0 {
 		if err := secretFiles(spec.FileDir, spec.Files); err != nil {
 			return &Error{Step: "mounting the secret files", Err: err}
@@ -134,6 +137,9 @@ func runInit() error {
 			return &Error{Step: "handing over the seccomp listener", Err: err}
 		}
 		unix.Close(lfd)
+	}
+	if err := dropCapabilities(); err != nil {
+		return &Error{Step: "dropping capabilities", Err: err}
 	}
 	// The control socket closes as the program starts: chock reads that as
 	// "the sandbox is made".
@@ -179,7 +185,7 @@ func privateDirs(spec *Spec) error {
 			keep = append(keep, filepath.Clean(p))
 		}
 	}
-	for _, l := range [][]string{spec.Writable, spec.ReadOnly, spec.Hide} {
+	for _, l := range [][]string{spec.Writable, spec.ReadOnly, spec.Hide, fileRulePaths(spec.FileRules)} {
 		for _, p := range l {
 			add(p)
 		}

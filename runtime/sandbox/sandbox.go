@@ -64,6 +64,11 @@ type Spec struct {
 	Private []PrivateDir `json:"private,omitempty"`
 	// Notify asks for the call's execve calls to be reported.
 	Notify bool `json:"notify"`
+	// FileRules are the file rules' mounts (fs.read and fs.write, decided
+	// by chock per path): made after Hide, in order (shallowest first),
+	// by files_linux.go. The program then runs without capabilities, so
+	// a cover's mode holds against it.
+	FileRules []FileRule `json:"file_rules,omitempty"`
 	// Net gives the call a network namespace of its own holding only
 	// loopback, brought up, with listeners at 127.0.0.1:HTTPProxyPort and
 	// :SOCKSProxyPort made by the init and handed to chock (Cmd.Net):
@@ -80,6 +85,41 @@ type Spec struct {
 	// names now. A hidden or read-only path that is another file refuses
 	// the call; an Exec path that is another file is not executable.
 	Pins map[string]Inode `json:"pins,omitempty"`
+}
+
+// FileOp is what a file rule's mount does to a path.
+type FileOp string
+
+// File rule operations.
+const (
+	// Unreadable covers a directory with an empty read-only tmpfs that
+	// the call can neither list nor enter (Keep bound back in, the
+	// folders above them enterable only), every entry it had stubbed
+	// with mode 000; a file with an empty file of mode 000.
+	Unreadable FileOp = "unreadable"
+	// ReadOnly binds the path onto itself read-only (Keep bound back in
+	// writable): it can be neither written, removed nor renamed.
+	ReadOnly FileOp = "read-only"
+	// Pinned binds a folder onto itself: its contents stay as writable
+	// as they were, but it cannot be removed or renamed away, which would
+	// take the protected paths inside with it.
+	Pinned FileOp = "pinned"
+)
+
+// FileRule is one path the file rules protect inside a call.
+type FileRule struct {
+	// Path is absolute, its symlinks resolved, and must be there.
+	Path string `json:"path"`
+	Op   FileOp `json:"op"`
+	// Keep are paths under Path (relative, clean) that a rule lets
+	// through: read from the real folder under an Unreadable cover,
+	// writable under a ReadOnly one.
+	Keep []string `json:"keep,omitempty"`
+	// Dev and Ino are the identity Path had when the call was planned
+	// (0: unchecked): a path another call moved and replaced since is
+	// refused, rather than the replacement protected in its place.
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
 }
 
 // Inode is a file's device and inode: what a pinned path must still open.

@@ -2,8 +2,8 @@
 # Layer 1: org "acme", data.chock.meta.layers[1].
 #
 # The rules of every layer are one set, core: the numbers of the rules
-# that match the action. This layer's numbers start at 100; less that, a
-# number's quotient by the number of rules (3) orders the rules by
+# that match the action. This layer's numbers start at 10000; less that, a
+# number's quotient by the number of rules (5) orders the rules by
 # specificity, deny before ask before allow on identical patterns, and its
 # remainder is the rule's place in data.chock.meta.layers[1].rules.
 # The layer's smallest number decides it; none, its default. The
@@ -14,12 +14,20 @@ import rego.v1
 
 # METADATA
 # custom: {pattern: "exec.path.curl", decision: "deny", span: "examples/org.zon:7:13"}
-core contains 100 if input.action == "exec.path.curl"
+core contains 10000 if input.action == "exec.path.curl"
 
 # METADATA
 # custom: {pattern: "exec.path.wget", decision: "deny", span: "examples/org.zon:8:13"}
-core contains 101 if input.action == "exec.path.wget"
+core contains 10001 if input.action == "exec.path.wget"
 
 # METADATA
 # custom: {pattern: "secret.use.DEPLOY_KEY", decision: "ask", span: "examples/org.zon:10:18"}
-core contains 105 if input.action == "secret.use.DEPLOY_KEY"
+core contains 10007 if input.action == "secret.use.DEPLOY_KEY"
+
+# METADATA
+# custom: {pattern: "fs.read.*", decision: "allow", span: "chock's defaults"}
+core contains 10013 if startswith(input.action, "fs.read.")
+
+# METADATA
+# custom: {pattern: "fs.write.*", decision: "allow", span: "chock's defaults"}
+core contains 10014 if startswith(input.action, "fs.write.")

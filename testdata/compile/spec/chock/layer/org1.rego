@@ -2,8 +2,8 @@
 # Layer 1: org "acme", data.chock.meta.layers[1].
 #
 # The rules of every layer are one set, core: the numbers of the rules
-# that match the action. This layer's numbers start at 1000; less that, a
-# number's quotient by the number of rules (3) orders the rules by
+# that match the action. This layer's numbers start at 10000; less that, a
+# number's quotient by the number of rules (5) orders the rules by
 # specificity, deny before ask before allow on identical patterns, and its
 # remainder is the rule's place in data.chock.meta.layers[1].rules.
 # The layer's smallest number decides it; none, its default. The
@@ -14,12 +14,20 @@ import rego.v1
 
 # METADATA
 # custom: {pattern: "exec.path.gh", decision: "deny", span: "org1.zon:1:43"}
-core contains 1000 if input.action == "exec.path.gh"
+core contains 10000 if input.action == "exec.path.gh"
 
 # METADATA
 # custom: {pattern: "mcp.*.tool.delete", decision: "deny", span: "org1.zon:1:59"}
-core contains 1007 if glob.match("mcp.*.tool.delete", ["."], input.action)
+core contains 10011 if glob.match("mcp.*.tool.delete", ["."], input.action)
 
 # METADATA
 # custom: {pattern: "exec.path.git", decision: "ask", span: "org1.zon:1:90"}
-core contains 1005 if input.action == "exec.path.git"
+core contains 10007 if input.action == "exec.path.git"
+
+# METADATA
+# custom: {pattern: "fs.read.*", decision: "allow", span: "chock's defaults"}
+core contains 10018 if startswith(input.action, "fs.read.")
+
+# METADATA
+# custom: {pattern: "fs.write.*", decision: "allow", span: "chock's defaults"}
+core contains 10019 if startswith(input.action, "fs.write.")

@@ -2,8 +2,8 @@
 # Layer 2: org "strict", data.chock.meta.layers[2].
 #
 # The rules of every layer are one set, core: the numbers of the rules
-# that match the action. This layer's numbers start at 2000; less that, a
-# number's quotient by the number of rules (2) orders the rules by
+# that match the action. This layer's numbers start at 20000; less that, a
+# number's quotient by the number of rules (4) orders the rules by
 # specificity, deny before ask before allow on identical patterns, and its
 # remainder is the rule's place in data.chock.meta.layers[2].rules.
 # The layer's smallest number decides it; none, its default. The
@@ -14,8 +14,16 @@ import rego.v1
 
 # METADATA
 # custom: {pattern: "secret.*", decision: "allow", span: "org2.zon:1:63"}
-core contains 2002 if startswith(input.action, "secret.")
+core contains 20004 if startswith(input.action, "secret.")
 
 # METADATA
 # custom: {pattern: "mcp.notion.*", decision: "allow", span: "org2.zon:1:75"}
-core contains 2001 if startswith(input.action, "mcp.notion.")
+core contains 20001 if startswith(input.action, "mcp.notion.")
+
+# METADATA
+# custom: {pattern: "fs.read.*", decision: "allow", span: "chock's defaults"}
+core contains 20010 if startswith(input.action, "fs.read.")
+
+# METADATA
+# custom: {pattern: "fs.write.*", decision: "allow", span: "chock's defaults"}
+core contains 20011 if startswith(input.action, "fs.write.")
