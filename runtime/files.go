@@ -875,7 +875,9 @@ func (s *Session) fileRefusals(c *Call, res *Result) {
 				note := fmt.Sprintf("chock: %s is not %s inside a call (fs.%s.%s: %s)", p, map[string]string{"read": "readable", "write": "writable"}[pp.op], pp.op, name, pp.rule)
 				if !slices.Contains(notes, note) {
 					notes = append(notes, note)
-					s.event("fs.refused", sessionlog.F("parent", c.ID), sessionlog.F("path", p), sessionlog.F("action", "fs."+pp.op+"."+name), sessionlog.F("rule", pp.rule))
+					fields := []sessionlog.Field{sessionlog.F("parent", c.ID), sessionlog.F("path", p), sessionlog.F("action", "fs."+pp.op+"."+name), sessionlog.F("rule", pp.rule)}
+					s.event("fs.refused", fields...)
+					s.spanEvent(c, "fs.refused", fields)
 				}
 				break
 			}
@@ -921,7 +923,9 @@ func (s *Session) moveAside(c *Call, res *Result) {
 		if err := os.Rename(w.path, to); err != nil {
 			note = fmt.Sprintf("chock: the call made %s, which is not writable inside a call (fs.write.%s: %s), and it could not be moved aside: %v", w.path, preferredName(w.names), w.rule, err)
 		}
-		s.event("fs.refused", sessionlog.F("parent", c.ID), sessionlog.F("path", w.path), sessionlog.F("action", "fs.write."+preferredName(w.names)), sessionlog.F("rule", w.rule), sessionlog.F("outcome", "moved aside"))
+		fields := []sessionlog.Field{sessionlog.F("parent", c.ID), sessionlog.F("path", w.path), sessionlog.F("action", "fs.write."+preferredName(w.names)), sessionlog.F("rule", w.rule), sessionlog.F("outcome", "moved aside")}
+		s.event("fs.refused", fields...)
+		s.spanEvent(c, "fs.refused", fields)
 		if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
 			res.Stderr += "\n"
 		}

@@ -188,5 +188,5 @@ var eventKeys = map[string]attribute.Key{
 	"parent": telemetry.Parent, "action": telemetry.Action, "decision": telemetry.Decision, "layer": telemetry.Layer,
 	"rule": telemetry.Rule, "outcome": telemetry.Outcome, "program": telemetry.Program,
 	"policy": telemetry.Revision, "widenings": telemetry.Widenings,
-	"host": telemetry.Host, "port": telemetry.Port, "via": telemetry.Via, "sent": telemetry.Sent, "received": telemetry.Received,
+	"path": telemetry.Path, "host": telemetry.Host, "port": telemetry.Port, "via": telemetry.Via, "sent": telemetry.Sent, "received": telemetry.Received,
 }
