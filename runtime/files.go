@@ -133,41 +133,9 @@ func gitDirs(root string) []string {
 	return out
 }
 
-// names are the names path p (absolute, clean) has in actions: its
-// absolute path, ~/… under the home folder, relative under each folder
-// relative paths are under, and .git/… under a worktree's git folders.
-func (r fileRoots) names(p string) []string {
-	out := []string{p}
-	if r.home != "" {
-		if p == r.home {
-			out = append(out, "~")
-		} else if rel, ok := under(r.home, p); ok {
-			out = append(out, action.PathHome+rel)
-		}
-	}
-	for _, root := range r.rel {
-		if rel, ok := under(root, p); ok {
-			out = append(out, rel)
-		}
-	}
-	for _, g := range r.git {
-		if p == g {
-			out = append(out, ".git")
-		} else if rel, ok := under(g, p); ok {
-			out = append(out, ".git/"+rel)
-		}
-	}
-	return out
-}
-
-// under is p relative to dir, when p is inside it.
-func under(dir, p string) (string, bool) {
-	if dir == "/" {
-		return strings.TrimPrefix(p, "/"), p != "/"
-	}
-	rel, ok := strings.CutPrefix(p, dir+"/")
-	return rel, ok && rel != ""
-}
+// names are the names path p (absolute, clean) has in actions
+// (action.PathNames).
+func (r fileRoots) names(p string) []string { return action.PathNames(p, r.home, r.rel, r.git) }
 
 // fsPatterns are the fs patterns of the policy's layers (chock's defaults
 // among them) that name paths: all but fs.read.* and the like.
@@ -519,7 +487,7 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 				m := firstMissing(real)
 				dir := m != real || t.subtree
 				for _, other := range order {
-					if _, ok := under(m, other); ok {
+					if _, ok := action.PathUnder(m, other); ok {
 						dir = true
 					}
 				}
@@ -575,7 +543,7 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 	// before the file rules are made: left to that.
 	plan.rules = slices.DeleteFunc(plan.rules, func(r sandbox.FileRule) bool {
 		for _, h := range s.hidden {
-			if _, in := under(h, r.Path); in || r.Path == h {
+			if _, in := action.PathUnder(h, r.Path); in || r.Path == h {
 				return true
 			}
 		}
@@ -619,7 +587,7 @@ func keepExceptions(rules []sandbox.FileRule, read, write []string) {
 			continue
 		}
 		for _, p := range allowed {
-			if rel, ok := under(r.Path, p); ok {
+			if rel, ok := action.PathUnder(r.Path, p); ok {
 				r.Keep = append(r.Keep, rel)
 			}
 		}
@@ -634,7 +602,7 @@ func dropCovered(rules []sandbox.FileRule) []sandbox.FileRule {
 	for _, r := range rules {
 		moot := false
 		for _, c := range out {
-			rel, ok := under(c.Path, r.Path)
+			rel, ok := action.PathUnder(c.Path, r.Path)
 			if !ok || c.Op != sandbox.Unreadable {
 				continue
 			}
@@ -725,7 +693,7 @@ func inPlaceholder(p string) bool {
 	heldPlaceholders.Lock()
 	defer heldPlaceholders.Unlock()
 	for h := range heldPlaceholders.uses {
-		if _, in := under(h, p); in {
+		if _, in := action.PathUnder(h, p); in {
 			return true
 		}
 	}
@@ -868,7 +836,7 @@ func (s *Session) fileRefusals(c *Call, res *Result) {
 				if !filepath.IsAbs(p) {
 					p = filepath.Join(dir, p)
 				}
-				if rel, ok := under(pp.path, p); !ok && p != pp.path && rel == "" {
+				if rel, ok := action.PathUnder(pp.path, p); !ok && p != pp.path && rel == "" {
 					continue
 				}
 				name := preferredName(roots.names(filepath.Clean(p)))

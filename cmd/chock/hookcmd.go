@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,10 +44,16 @@ nohup, time, command, exec, xargs, find -exec, sudo, doas, stdbuf,
 setsid, flock and watch run), is decided as exec.path.NAME, and the
 strictest decision wins. What the text cannot tell (a command name from
 a variable or a substitution, eval, source, a function or alias defined
-in it, a shell reading its input, a redirection to a file) is asked. A
-fetch tool is net.fetch.HOST; mcp__S__T is mcp.S.tool.T; any other tool
-is client.CLIENT.tool.NAME, decided by a rule naming it and otherwise
-asked. Codex takes no ask from a hook and Gemini CLI's hook cannot ask, so
+in it, a shell reading its input) is asked. A redirection to a file and
+the file tools (Claude Code's Read, Write, Edit, MultiEdit and
+NotebookEdit, Codex's apply_patch, Gemini CLI's read_file,
+read_many_files, write_file and replace) are fs.read.PATH or
+fs.write.PATH under every name the path has (absolute, ~/..., relative to
+the project's folder, and where a symlink leads), so chock's file defaults
+hold; a write outside the project's folder that no rule of the policy
+allows is asked. A fetch tool is net.fetch.HOST; mcp__S__T is
+mcp.S.tool.T; any other tool is client.CLIENT.tool.NAME, decided by a
+rule naming it and otherwise asked. Codex takes no ask from a hook and Gemini CLI's hook cannot ask, so
 for them an ask is refused, saying what asked.
 
 It fails closed: an event it cannot read, a policy it cannot load, any
@@ -121,7 +128,19 @@ func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err e
 		}
 		return d, err
 	}
-	v, err := hookDecide(ctx, decide, hook.Call{Client: client, Tool: ev.ToolName, Input: ev.ToolInput})
+	cwd := ev.Cwd
+	if !filepath.IsAbs(cwd) {
+		// The client runs its hook in the session's folder.
+		cwd, _ = os.Getwd()
+	}
+	call := hook.Call{Client: client, Tool: ev.ToolName, Input: ev.ToolInput, Cwd: cwd, Project: cwd, Home: os.Getenv("HOME")}
+	if p.pf.config != "" && p.pf.config != "-" && !p.pf.bundleGiven() {
+		// Relative fs paths are the project's: the folder of its chock.zon.
+		if abs, err := filepath.Abs(p.pf.config); err == nil {
+			call.Project = filepath.Dir(abs)
+		}
+	}
+	v, err := hookDecide(ctx, decide, call)
 	if err != nil {
 		return answer(hook.Fail(client, err))
 	}

@@ -225,3 +225,41 @@ func PathHead(segs []string) bool {
 	}
 	return false
 }
+
+// PathNames are the names path p (absolute, clean) has in fs actions: its
+// absolute path, ~/… under home, relative under each of the folders in
+// rel (the project's, each --writable one), and .git/… under each of the
+// folders in git (a worktree's gitdir and common dir). A path is decided
+// under every name it has, the strictest decision winning.
+func PathNames(p, home string, rel, git []string) []string {
+	out := []string{p}
+	if home != "" {
+		if p == home {
+			out = append(out, "~")
+		} else if r, ok := PathUnder(home, p); ok {
+			out = append(out, PathHome+r)
+		}
+	}
+	for _, root := range rel {
+		if r, ok := PathUnder(root, p); ok {
+			out = append(out, r)
+		}
+	}
+	for _, g := range git {
+		if p == g {
+			out = append(out, ".git")
+		} else if r, ok := PathUnder(g, p); ok {
+			out = append(out, ".git/"+r)
+		}
+	}
+	return out
+}
+
+// PathUnder is p relative to dir, when p is inside it.
+func PathUnder(dir, p string) (string, bool) {
+	if dir == "/" {
+		return strings.TrimPrefix(p, "/"), p != "/"
+	}
+	rel, ok := strings.CutPrefix(p, dir+"/")
+	return rel, ok && rel != ""
+}

@@ -32,6 +32,11 @@ type Call struct {
 	Tool   string
 	// Input is the tool's arguments.
 	Input map[string]any
+	// Cwd is the folder a relative path of the call is in (the event's
+	// cwd); Project is the policy's project folder, and Home the person's
+	// home: a path is decided under every name it has in fs actions
+	// (absolute, ~/…, relative to the project).
+	Cwd, Project, Home string
 }
 
 // strictness orders decisions, most permissive first.
@@ -97,7 +102,10 @@ func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
 			}
 		}
 		for _, w := range sh.Writes {
-			v.ask(fmt.Sprintf("it writes the file %q (a redirection)", w))
+			// A redirection writes its file: fs.write of it, under each name.
+			if err := c.files(ctx, decide, &v, "write", w); err != nil {
+				return v, err
+			}
 		}
 		for _, u := range sh.Unknown {
 			v.ask(u)
@@ -118,6 +126,21 @@ func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
 		}
 		if err := one(act); err != nil {
 			return v, err
+		}
+	case readTool, writeTool:
+		op := "read"
+		if kind == writeTool {
+			op = "write"
+		}
+		paths := toolPaths(c.Tool, field, c.Input)
+		if len(paths) == 0 {
+			v.ask(fmt.Sprintf("%s without a path chock can read", c.Tool))
+			return v, nil
+		}
+		for _, p := range paths {
+			if err := c.files(ctx, decide, &v, op, p); err != nil {
+				return v, err
+			}
 		}
 	case mcpTool:
 		server, tool := splitMCP(c.Tool)
@@ -160,6 +183,10 @@ const (
 	shellTool
 	fetchTool
 	mcpTool
+	// readTool and writeTool read or write the files their field names
+	// (a path, a list of paths, or a patch naming them).
+	readTool
+	writeTool
 )
 
 // tools are the clients' own tools chock reads, and the input field that
@@ -168,9 +195,13 @@ var tools = map[string]map[string]struct {
 	kind  kind
 	field string
 }{
-	"claude-code": {"Bash": {shellTool, "command"}, "WebFetch": {fetchTool, "url"}},
-	"codex":       {"shell": {shellTool, "command"}, "exec_command": {shellTool, "cmd"}, "local_shell": {shellTool, "command"}, "Bash": {shellTool, "command"}},
-	"gemini":      {"run_shell_command": {shellTool, "command"}, "web_fetch": {fetchTool, "url"}},
+	"claude-code": {"Bash": {shellTool, "command"}, "WebFetch": {fetchTool, "url"},
+		"Read": {readTool, "file_path"}, "Write": {writeTool, "file_path"}, "Edit": {writeTool, "file_path"},
+		"MultiEdit": {writeTool, "file_path"}, "NotebookEdit": {writeTool, "notebook_path"}},
+	"codex": {"shell": {shellTool, "command"}, "exec_command": {shellTool, "cmd"}, "local_shell": {shellTool, "command"}, "Bash": {shellTool, "command"},
+		"apply_patch": {writeTool, "input"}},
+	"gemini": {"run_shell_command": {shellTool, "command"}, "web_fetch": {fetchTool, "url"},
+		"read_file": {readTool, "absolute_path"}, "read_many_files": {readTool, "paths"}, "write_file": {writeTool, "file_path"}, "replace": {writeTool, "file_path"}},
 }
 
 func toolKind(client, tool string) (kind, string) {
