@@ -98,7 +98,7 @@ var Attributes = []Attr{
 	{Namespace, "apply_guardrail, chock.decisions", "the action's namespace as the docs write it (exec.path.<program>)"},
 	{Parent, "exec.nested", "the call a nested exec belongs to"},
 	{Program, "exec.nested", "the file a nested exec ran or was refused"},
-	{Path, "fs.refused", "a protected path the call was refused, redacted"},
+	{Path, "exec.nested, fs.refused", "the path a nested exec named, or a protected path the call was refused; redacted"},
 	{Host, "net.connect", "the host a connection of the call asked for, redacted"},
 	{Port, "net.connect", "its port"},
 	{Via, "net.connect", "how it came: http, connect or socks5"},
