@@ -1,0 +1,54 @@
+package runtime
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFileRuleOfAnUnnamablePath: a path a deny glob names is protected
+// even where its name can form no action (a space, a '*', a control byte
+// in a folder's name): such a path's decision cannot be made, which is a
+// deny. A call cannot unprotect a .env either by renaming its folder to
+// such a name and reading it in the next call.
+func TestFileRuleOfAnUnnamablePath(t *testing.T) {
+	f, _, proj := fileFixture(t, strings.Replace(filePolicy, `"exec.path.ls",`, `"exec.path.ls", "exec.path.mv",`, 1))
+	write(t, filepath.Join(proj, "my app/.env"), "FAKE-SPACED-DOTENV")
+	write(t, filepath.Join(proj, "a*b/.env"), "FAKE-STAR-DOTENV")
+	for _, p := range []string{"my app/.env", "a*b/.env"} {
+		res := f.sh(t, "", "cat '"+p+"'")
+		if res.ExitCode == 0 || strings.Contains(res.Stdout, "FAKE") {
+			t.Errorf("%s read: %q", p, res.Stdout)
+		}
+	}
+	// The rename: sub/.env.local is covered, but sub is not a mount point.
+	if res := f.sh(t, "", "mv sub 'sub dir'"); res.ExitCode != 0 {
+		t.Logf("mv: exit %d %q", res.ExitCode, res.Stderr)
+	}
+	res := f.sh(t, "", "cat 'sub dir/.env.local' sub/.env.local")
+	if strings.Contains(res.Stdout, "FAKE") {
+		t.Errorf("renamed and read: %q", res.Stdout)
+	}
+}
+
+// TestFileBothUnreadableAndReadOnly: a file and a folder the policy
+// denies both reading and writing are covered, and the call runs (the
+// read-only bind first, then the cover: the other order left the second
+// mount a path that was no longer the file planned, and refused every
+// call).
+func TestFileBothUnreadableAndReadOnly(t *testing.T) {
+	policy := strings.Replace(filePolicy, `"exec.path.ls",`, `"exec.path.ls", "exec.path.touch",`, 1)
+	policy = strings.Replace(policy, `.policy = .{`, `.policy = .{ .deny = .{ "fs.read.secret.txt", "fs.write.secret.txt", "fs.read.vault/**", "fs.write.vault/**" },`, 1)
+	f, _, proj := fileFixture(t, policy)
+	write(t, filepath.Join(proj, "secret.txt"), "FAKE-BOTH")
+	write(t, filepath.Join(proj, "vault/key"), "FAKE-VAULT")
+	for _, script := range []string{"cat secret.txt", "cat vault/key", "echo x > secret.txt", "touch vault/new", "ls vault"} {
+		res := f.sh(t, "", script)
+		if strings.Contains(res.Stderr, "could not be made") {
+			t.Fatalf("%s: the call was refused: %q", script, res.Stderr)
+		}
+		if res.ExitCode == 0 || strings.Contains(res.Stdout, "FAKE") {
+			t.Errorf("%s worked: %q", script, res.Stdout)
+		}
+	}
+}
