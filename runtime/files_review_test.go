@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,6 +50,26 @@ func TestFileBothUnreadableAndReadOnly(t *testing.T) {
 		}
 		if res.ExitCode == 0 || strings.Contains(res.Stdout, "FAKE") {
 			t.Errorf("%s worked: %q", script, res.Stdout)
+		}
+	}
+}
+
+// TestKeptPathNotWritable: a path a rule lets be read through an
+// unreadable folder (~/.aws/config under ~/.aws/**) is not made writable
+// by being let through, where HOME is under a folder the session makes
+// private (/tmp, as CI images often have it): a call cannot plant a
+// credential_process the aws CLI runs later, outside any call.
+func TestKeptPathNotWritable(t *testing.T) {
+	f, home, _ := fileFixture(t, filePolicy)
+	for _, p := range []string{".aws/config", ".ssh/known_hosts"} {
+		abs := filepath.Join(home, p)
+		before, _ := os.ReadFile(abs)
+		res := f.sh(t, "", "echo 'credential_process = touch /tmp/pwned' >> "+abs)
+		if after, _ := os.ReadFile(abs); string(after) != string(before) || res.ExitCode == 0 {
+			t.Errorf("%s written from a call: exit %d, now %q", p, res.ExitCode, after)
+		}
+		if res := f.sh(t, "", "cat "+abs); res.Stdout != string(before) {
+			t.Errorf("%s no longer reads: %q %q", p, res.Stdout, res.Stderr)
 		}
 	}
 }
