@@ -106,3 +106,31 @@ func TestLinkedWorktreeNotRepointed(t *testing.T) {
 		t.Fatal("git in the linked worktree ran what a call planted")
 	}
 }
+
+// TestNestedRepositoryNotPlanted: a git repository inside the project (a
+// folder of repositories, a vendored checkout) has its config and hooks
+// protected as the project's own .git has: git there afterwards runs
+// nothing a call planted.
+func TestNestedRepositoryNotPlanted(t *testing.T) {
+	t.Skip("hole: the .git defaults are relative to the project's folder only; sub/.git/hooks and sub/.git/config of a nested repository are writable from a call (the fix is **/.git/... rows in config.FileDefaults, with the generated docs and goldens)")
+	f, _, proj := fileFixture(t, filePolicy)
+	nested := filepath.Join(proj, "nested")
+	if out, err := exec.Command("git", "init", "-q", nested).CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	marker := filepath.Join(t.TempDir(), "pwned")
+	for _, script := range []string{
+		"printf '#!/bin/sh\\ntouch " + marker + "\\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit",
+		"printf '[core]\\n\\tfsmonitor = touch " + marker + "\\n' >> nested/.git/config",
+	} {
+		if res := f.sh(t, "", script); res.ExitCode == 0 {
+			t.Errorf("%s worked", script)
+		}
+	}
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = nested
+	cmd.Run()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("git in the nested repository ran what a call planted")
+	}
+}
