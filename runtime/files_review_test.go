@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -132,5 +134,22 @@ func TestNestedRepositoryNotPlanted(t *testing.T) {
 	cmd.Run()
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("git in the nested repository ran what a call planted")
+	}
+}
+
+// TestInheritedDescriptorNotPassedOn: a descriptor chock's own process
+// holds without close-on-exec (one its parent, the client, left open) is
+// not open in a call's program: through it the program would read a file
+// the rules cover, past every mount.
+func TestInheritedDescriptorNotPassedOn(t *testing.T) {
+	f, home, _ := fileFixture(t, filePolicy)
+	fd, err := syscall.Open(filepath.Join(home, ".ssh/id_ed25519"), syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	res := f.sh(t, "", fmt.Sprintf("cat /proc/self/fd/%d", fd))
+	if strings.Contains(res.Stdout, "FAKE-SSH-KEY") || res.ExitCode == 0 {
+		t.Fatalf("read through descriptor %d: exit %d, %q", fd, res.ExitCode, res.Stdout)
 	}
 }

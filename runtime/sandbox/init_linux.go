@@ -148,6 +148,9 @@ func runInit() error {
 	// The control socket closes as the program starts: chock reads that as
 	// "the sandbox is made".
 	unix.CloseOnExec(ctlFD)
+	if err := closeInherited(); err != nil {
+		return &Error{Step: "closing inherited descriptors", Err: err}
+	}
 	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
 	return &Error{Step: "exec " + spec.Path, Err: err}
 }
