@@ -424,7 +424,10 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 	}
 	// refused is the first name's decision that refuses, of the names
 	// given: a name that cannot form an action is refused too.
+	// A path none of whose names forms an action (a space or a '*' in a
+	// folder's name: "my app/.env") cannot be decided, which is a deny.
 	refused := func(verb string, names []string, inside bool) (bool, string) {
+		decided := false
 		for _, n := range names {
 			a := verb + n
 			if inside {
@@ -438,9 +441,13 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 			if d.Error != "" {
 				continue // a name that is not an action: its other names decide
 			}
+			decided = true
 			if d.Decision != config.Allow {
 				return true, ruleText(d)
 			}
+		}
+		if !decided {
+			return true, "no rule can decide it (its path forms no action), which is a deny"
 		}
 		return false, ""
 	}
@@ -504,15 +511,21 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 			}
 			continue
 		}
+		// A path both unreadable and read-only is made read-only first: a
+		// bind keeps its device and inode, so the cover still finds the
+		// file planned, where the cover first would leave the read-only
+		// bind a tmpfs to refuse.
+		var unreadable []sandbox.FileRule
 		switch {
 		case t.dir && readAll:
-			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.Unreadable})
+			unreadable = append(unreadable, sandbox.FileRule{Path: real, Op: sandbox.Unreadable})
 			plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "read", rule: rr + rs})
 		case !t.dir && readSelf:
-			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.Unreadable})
+			unreadable = append(unreadable, sandbox.FileRule{Path: real, Op: sandbox.Unreadable})
 			plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "read", rule: rs})
 		}
 		if !writable(real) {
+			plan.rules = append(plan.rules, unreadable...)
 			continue // read-only whatever a rule says
 		}
 		switch {
@@ -525,6 +538,7 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 			plan.rules = append(plan.rules, sandbox.FileRule{Path: real, Op: sandbox.ReadOnly})
 			plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "write", rule: ws})
 		}
+		plan.rules = append(plan.rules, unreadable...)
 	}
 	readOK, writeOK := byRealAllowed(order, func(real string) (bool, bool) {
 		t := byReal[real]

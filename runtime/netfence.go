@@ -116,8 +116,10 @@ func (s *Session) serveServer(name string, network *eval.Decision, ls *sandbox.N
 			return egress.Verdict{Refusal: fmt.Sprintf("refused by chock: a connection to %s (port %d): the host forms no action: %v", r.Host, r.Port, err)}
 		}
 		d, err := s.decide(ctx, act, config.Start, n.id)
-		if err != nil {
-			return egress.Verdict{Action: act, Refusal: fmt.Sprintf("refused by chock: %s (port %d): the decision could not be made", act, r.Port)}
+		if err != nil || d.Unavailable || d.Error != "" {
+			// Not decided (a host holding a secret's value is never asked):
+			// a deny, never mcp.S.network's answer for a host no rule names.
+			return egress.Verdict{Action: s.redact.String(act), Refusal: fmt.Sprintf("refused by chock: %s (port %d): the decision could not be made", s.redact.String(act), r.Port)}
 		}
 		named := false
 		for _, l := range d.Layers {
@@ -175,6 +177,13 @@ func (n *callNet) decide(ctx context.Context, r egress.Request) egress.Verdict {
 	v := egress.Verdict{Action: act, Layer: "project", Rule: "default"}
 	if l := d.Decider(); l != nil {
 		v.Layer, v.Rule = l.Spelling(), l.RuleText()
+	}
+	if d.Unavailable || d.Error != "" {
+		// Not decided (a host holding a secret's value is never asked): a
+		// deny, which no declaration turns into an allow (it has no
+		// layers to be checked against).
+		v.Refusal = fmt.Sprintf("refused by chock: %s (port %d) is no policy could decide it, which is a deny%s", act, r.Port, whyOf(d))
+		return v
 	}
 	if entry := n.declared(act, d); entry != "" {
 		v.Allow, v.Layer, v.Rule = true, "project", entry

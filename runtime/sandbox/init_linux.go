@@ -86,13 +86,17 @@ func runInit() error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return &Error{Step: "mounting /proc", Err: err}
 	}
-	if err := privateDirs(spec); err != nil {
+	backs, err := privateDirs(spec)
+	if err != nil {
 		return &Error{Step: "mounting the session's temporary folders", Err: err}
 	}
 	for _, d := range spec.Writable {
 		if err := bindWritable(d); err != nil {
 			return &Error{Step: "mounting " + d + " writable", Err: err}
 		}
+	}
+	if err := boundBackReadOnly(spec, backs); err != nil {
+		return err
 	}
 	for _, d := range spec.ReadOnly {
 		if err := bindReadOnly(d, spec.Pins); err != nil {
@@ -144,6 +148,9 @@ func runInit() error {
 	// The control socket closes as the program starts: chock reads that as
 	// "the sandbox is made".
 	unix.CloseOnExec(ctlFD)
+	if err := closeInherited(); err != nil {
+		return &Error{Step: "closing inherited descriptors", Err: err}
+	}
 	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
 	return &Error{Step: "exec " + spec.Path, Err: err}
 }
@@ -167,9 +174,9 @@ func readSpec() (*Spec, error) {
 // folders are covered and mounted from its descriptor after. A path that
 // is not there is left to the later steps, which refuse a hidden or
 // read-only one that is gone.
-func privateDirs(spec *Spec) error {
+func privateDirs(spec *Spec) ([]string, error) {
 	if len(spec.Private) == 0 {
-		return nil
+		return nil, nil
 	}
 	under := func(p string) bool {
 		for _, d := range spec.Private {
@@ -215,6 +222,7 @@ func privateDirs(spec *Spec) error {
 		dir  bool
 	}
 	var ks []kept
+	var backs []string
 	for _, p := range outer {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -223,7 +231,7 @@ func privateDirs(spec *Spec) error {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
-			return fmt.Errorf("%s: %w", p, err)
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		ks = append(ks, kept{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
 	}
@@ -237,7 +245,7 @@ func privateDirs(spec *Spec) error {
 	for i, d := range spec.Private {
 		fd, err := unix.Open(d.Host, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Errorf("the session's folder for %s: %w", d.At, err)
+			return nil, fmt.Errorf("the session's folder for %s: %w", d.At, err)
 		}
 		hosts[i] = fd
 		defer unix.Close(fd)
@@ -248,29 +256,65 @@ func privateDirs(spec *Spec) error {
 			continue // a folder the host does not have
 		}
 		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", hosts[i]), d.At, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("%s: %w", d.At, err)
+			return nil, fmt.Errorf("%s: %w", d.At, err)
 		}
 		if err := unix.MountSetattr(-1, d.At, 0, &rw); err != nil {
-			return fmt.Errorf("%s writable: %w", d.At, err)
+			return nil, fmt.Errorf("%s writable: %w", d.At, err)
 		}
 	}
 	for _, k := range ks {
 		if k.dir {
 			if err := os.MkdirAll(k.path, 0o700); err != nil {
-				return err
+				return nil, err
 			}
 		} else {
 			if err := os.MkdirAll(filepath.Dir(k.path), 0o700); err != nil {
-				return err
+				return nil, err
 			}
 			fd, err := unix.Open(k.path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 			if err != nil {
-				return fmt.Errorf("%s: %w", k.path, err)
+				return nil, fmt.Errorf("%s: %w", k.path, err)
 			}
 			unix.Close(fd)
 		}
 		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("binding %s back in: %w", k.path, err)
+			return nil, fmt.Errorf("binding %s back in: %w", k.path, err)
+		}
+		backs = append(backs, k.path)
+	}
+	return backs, nil
+}
+
+// boundBackReadOnly makes read-only again each path privateDirs bound
+// back in that no writable folder of the person's holds: it came in
+// writable as the host has it, and a session folder's writable mount
+// (/tmp) made it so again. A file rule's path kept through a cover
+// (~/.aws/config under ~/.aws/**, with HOME under /tmp as CI images
+// often have it) is then read as allowed and written nowhere.
+func boundBackReadOnly(spec *Spec, backs []string) error {
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	near := func(p, w string) bool { // one holds the other
+		w = filepath.Clean(w)
+		return p == w || strings.HasPrefix(p, w+"/") || strings.HasPrefix(w, p+"/")
+	}
+	rules := fileRulePaths(spec.FileRules)
+	for _, p := range backs {
+		if !slices.ContainsFunc(rules, func(r string) bool { return filepath.Clean(r) == p }) {
+			continue // the spec's other paths: as they were
+		}
+		writable := spec.Dir != "" && near(p, spec.Dir)
+		for _, w := range spec.Writable {
+			private := false
+			for _, d := range spec.Private {
+				private = private || filepath.Clean(w) == d.At
+			}
+			writable = writable || !private && near(p, w)
+		}
+		if writable {
+			continue
+		}
+		if err := unix.MountSetattr(-1, p, unix.AT_RECURSIVE, &ro); err != nil {
+			return &Error{Step: "binding " + p + " back in read-only", Err: err}
 		}
 	}
 	return nil
