@@ -55,6 +55,7 @@ var FileDefaults = []FileDefault{
 	{"fs.write..git/hooks/**", Deny, whyRunsLater, false},
 	{"fs.write..git/info/**", Deny, whyRunsLater, false},
 	{"fs.write..git/modules/**", Deny, "submodules' configs and hooks run code later", false},
+	{"fs.write..git/worktrees/**", Deny, "a linked worktree's commondir and gitdir point git at a config and hooks elsewhere", false},
 	{"fs.write..gitmodules", Deny, whyRunsLater, false},
 	{"fs.write..envrc", Deny, whyRunsLater, false},
 	{"fs.write..vscode/**", Deny, whyRunsLater, false},

@@ -3,7 +3,7 @@
 #
 # The rules of every layer are one set, core: the numbers of the rules
 # that match the action. This layer's numbers start at 0; less that, a
-# number's quotient by the number of rules (56) orders the rules by
+# number's quotient by the number of rules (57) orders the rules by
 # specificity, deny before ask before allow on identical patterns, and its
 # remainder is the rule's place in data.chock.meta.layers[0].rules.
 # The layer's smallest number decides it; none, its default. The
@@ -14,31 +14,31 @@ import rego.v1
 
 # METADATA
 # custom: {pattern: "secret.use.*", decision: "allow", span: "chock.zon:2:16"}
-core contains 1008 if startswith(input.action, "secret.use.")
+core contains 1083 if startswith(input.action, "secret.use.")
 
 # METADATA
 # custom: {pattern: "exec.path.gh", decision: "allow", span: "chock.zon:2:32"}
-core contains 169 if input.action == "exec.path.gh"
+core contains 172 if input.action == "exec.path.gh"
 
 # METADATA
 # custom: {pattern: "exec.*", decision: "allow", span: "chock.zon:2:48"}
-core contains 1234 if startswith(input.action, "exec.")
+core contains 1313 if startswith(input.action, "exec.")
 
 # METADATA
 # custom: {pattern: "mcp.*.tool.search", decision: "allow", span: "chock.zon:2:58"}
-core contains 1067 if glob.match("mcp.*.tool.search", ["."], input.action)
+core contains 1143 if glob.match("mcp.*.tool.search", ["."], input.action)
 
 # METADATA
 # custom: {pattern: "mcp.notion.*", decision: "allow", span: "chock.zon:2:79"}
-core contains 1012 if startswith(input.action, "mcp.notion.")
+core contains 1087 if startswith(input.action, "mcp.notion.")
 
 # METADATA
 # custom: {pattern: "secret.use.DEPLOY_KEY", decision: "ask", span: "chock.zon:3:14"}
-core contains 117 if input.action == "secret.use.DEPLOY_KEY"
+core contains 119 if input.action == "secret.use.DEPLOY_KEY"
 
 # METADATA
 # custom: {pattern: "mcp.*.tool.*", decision: "ask", span: "chock.zon:3:39"}
-core contains 1126 if {
+core contains 1203 if {
 	input.segments[0] == "mcp"
 	input.segments[2] == "tool"
 	input.segments[3]
@@ -46,15 +46,15 @@ core contains 1126 if {
 
 # METADATA
 # custom: {pattern: "exec.path.gh", decision: "ask", span: "chock.zon:3:55"}
-core contains 119 if input.action == "exec.path.gh"
+core contains 121 if input.action == "exec.path.gh"
 
 # METADATA
 # custom: {pattern: "exec.path.curl", decision: "deny", span: "chock.zon:4:15"}
-core contains 64 if input.action == "exec.path.curl"
+core contains 65 if input.action == "exec.path.curl"
 
 # METADATA
 # custom: {pattern: "mcp.*.*.x", decision: "deny", span: "chock.zon:4:33"}
-core contains 1185 if glob.match("mcp.*.*.x", ["."], input.action)
+core contains 1263 if glob.match("mcp.*.*.x", ["."], input.action)
 
 # METADATA
 # custom: {pattern: "mcp.notion.host.com.notion.*", decision: "allow", span: "chock.zon:5:29"}
@@ -62,11 +62,11 @@ core contains 10 if startswith(input.action, "mcp.notion.host.com.notion.")
 
 # METADATA
 # custom: {pattern: "net.fetch.[::1]", decision: "allow", span: "chock.zon:6:29"}
-core contains 179 if input.action == "net.fetch.[::1]"
+core contains 182 if input.action == "net.fetch.[::1]"
 
 # METADATA
 # custom: {pattern: "net.fetch.*.[::1].*", decision: "ask", span: "chock.zon:7:29"}
-core contains 964 if {
+core contains 1038 if {
 	input.segments[0] == "net"
 	input.segments[1] == "fetch"
 	input.segments[3] == "[::1]"
@@ -75,104 +75,104 @@ core contains 964 if {
 
 # METADATA
 # custom: {pattern: "*.path.*", decision: "ask", span: "chock.zon:8:29"}
-core contains 1301 if {
+core contains 1381 if {
 	input.segments[1] == "path"
 	input.segments[2]
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.ssh/**", decision: "deny", span: "chock's defaults"}
-core contains 798 if {
+core contains 869 if {
 	startswith(input.action, "fs.read.~/.ssh/")
 	regex.match("^fs\\.read\\.(?:~/\\.ssh/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.aws/**", decision: "deny", span: "chock's defaults"}
-core contains 799 if {
+core contains 870 if {
 	startswith(input.action, "fs.read.~/.aws/")
 	regex.match("^fs\\.read\\.(?:~/\\.aws/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.azure/**", decision: "deny", span: "chock's defaults"}
-core contains 688 if {
+core contains 757 if {
 	startswith(input.action, "fs.read.~/.azure/")
 	regex.match("^fs\\.read\\.(?:~/\\.azure/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gcloud/**", decision: "deny", span: "chock's defaults"}
-core contains 409 if {
+core contains 416 if {
 	startswith(input.action, "fs.read.~/.config/gcloud/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/gcloud/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.kube/**", decision: "deny", span: "chock's defaults"}
-core contains 746 if {
+core contains 816 if {
 	startswith(input.action, "fs.read.~/.kube/")
 	regex.match("^fs\\.read\\.(?:~/\\.kube/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.docker/config.json", decision: "deny", span: "chock's defaults"}
-core contains 243 if input.action == "fs.read.~/.docker/config.json"
+core contains 247 if input.action == "fs.read.~/.docker/config.json"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.netrc", decision: "deny", span: "chock's defaults"}
-core contains 244 if input.action == "fs.read.~/.netrc"
+core contains 248 if input.action == "fs.read.~/.netrc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.git-credentials", decision: "deny", span: "chock's defaults"}
-core contains 245 if input.action == "fs.read.~/.git-credentials"
+core contains 249 if input.action == "fs.read.~/.git-credentials"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gh/**", decision: "deny", span: "chock's defaults"}
-core contains 526 if {
+core contains 592 if {
 	startswith(input.action, "fs.read.~/.config/gh/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/gh/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.npmrc", decision: "deny", span: "chock's defaults"}
-core contains 247 if input.action == "fs.read.~/.npmrc"
+core contains 251 if input.action == "fs.read.~/.npmrc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.pypirc", decision: "deny", span: "chock's defaults"}
-core contains 248 if input.action == "fs.read.~/.pypirc"
+core contains 252 if input.action == "fs.read.~/.pypirc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.gnupg/**", decision: "deny", span: "chock's defaults"}
-core contains 697 if {
+core contains 766 if {
 	startswith(input.action, "fs.read.~/.gnupg/")
 	regex.match("^fs\\.read\\.(?:~/\\.gnupg/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.password-store/**", decision: "deny", span: "chock's defaults"}
-core contains 362 if {
+core contains 368 if {
 	startswith(input.action, "fs.read.~/.password-store/")
 	regex.match("^fs\\.read\\.(?:~/\\.password-store/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 475 if {
+core contains 483 if {
 	startswith(input.action, "fs.read.~/.config/chock/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/chock/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.local/state/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 308 if {
+core contains 313 if {
 	startswith(input.action, "fs.read.~/.local/state/chock/")
 	regex.match("^fs\\.read\\.(?:~/\\.local/state/chock/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env", decision: "deny", span: "chock's defaults"}
-core contains 925 if {
+core contains 998 if {
 	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
@@ -180,7 +180,7 @@ core contains 925 if {
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env.*", decision: "deny", span: "chock's defaults"}
-core contains 870 if {
+core contains 942 if {
 	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env\\.[^/]*)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
@@ -188,23 +188,23 @@ core contains 870 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git", decision: "deny", span: "chock's defaults"}
-core contains 255 if input.action == "fs.write..git"
+core contains 259 if input.action == "fs.write..git"
 
 # METADATA
 # custom: {pattern: "fs.write..git/config", decision: "deny", span: "chock's defaults"}
-core contains 256 if input.action == "fs.write..git/config"
+core contains 260 if input.action == "fs.write..git/config"
 
 # METADATA
 # custom: {pattern: "fs.write..git/config.worktree", decision: "deny", span: "chock's defaults"}
-core contains 257 if input.action == "fs.write..git/config.worktree"
+core contains 261 if input.action == "fs.write..git/config.worktree"
 
 # METADATA
 # custom: {pattern: "fs.write..git/commondir", decision: "deny", span: "chock's defaults"}
-core contains 258 if input.action == "fs.write..git/commondir"
+core contains 262 if input.action == "fs.write..git/commondir"
 
 # METADATA
 # custom: {pattern: "fs.write..git/hooks/**", decision: "deny", span: "chock's defaults"}
-core contains 595 if {
+core contains 662 if {
 	startswith(input.action, "fs.write..git/hooks/")
 	regex.match("^fs\\.write\\.(?:\\.git/hooks/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -212,7 +212,7 @@ core contains 595 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/info/**", decision: "deny", span: "chock's defaults"}
-core contains 652 if {
+core contains 720 if {
 	startswith(input.action, "fs.write..git/info/")
 	regex.match("^fs\\.write\\.(?:\\.git/info/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -220,23 +220,31 @@ core contains 652 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/modules/**", decision: "deny", span: "chock's defaults"}
-core contains 541 if {
+core contains 607 if {
 	startswith(input.action, "fs.write..git/modules/")
 	regex.match("^fs\\.write\\.(?:\\.git/modules/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
 }
 
 # METADATA
+# custom: {pattern: "fs.write..git/worktrees/**", decision: "deny", span: "chock's defaults"}
+core contains 551 if {
+	startswith(input.action, "fs.write..git/worktrees/")
+	regex.match("^fs\\.write\\.(?:\\.git/worktrees/.+)$", input.action)
+	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
+}
+
+# METADATA
 # custom: {pattern: "fs.write..gitmodules", decision: "deny", span: "chock's defaults"}
-core contains 262 if input.action == "fs.write..gitmodules"
+core contains 267 if input.action == "fs.write..gitmodules"
 
 # METADATA
 # custom: {pattern: "fs.write..envrc", decision: "deny", span: "chock's defaults"}
-core contains 263 if input.action == "fs.write..envrc"
+core contains 268 if input.action == "fs.write..envrc"
 
 # METADATA
 # custom: {pattern: "fs.write..vscode/**", decision: "deny", span: "chock's defaults"}
-core contains 768 if {
+core contains 839 if {
 	startswith(input.action, "fs.write..vscode/")
 	regex.match("^fs\\.write\\.(?:\\.vscode/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -244,7 +252,7 @@ core contains 768 if {
 
 # METADATA
 # custom: {pattern: "fs.write..idea/**", decision: "deny", span: "chock's defaults"}
-core contains 881 if {
+core contains 954 if {
 	startswith(input.action, "fs.write..idea/")
 	regex.match("^fs\\.write\\.(?:\\.idea/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -252,7 +260,7 @@ core contains 881 if {
 
 # METADATA
 # custom: {pattern: "fs.write..claude/**", decision: "deny", span: "chock's defaults"}
-core contains 770 if {
+core contains 841 if {
 	startswith(input.action, "fs.write..claude/")
 	regex.match("^fs\\.write\\.(?:\\.claude/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -260,11 +268,11 @@ core contains 770 if {
 
 # METADATA
 # custom: {pattern: "fs.write..mcp.json", decision: "deny", span: "chock's defaults"}
-core contains 267 if input.action == "fs.write..mcp.json"
+core contains 272 if input.action == "fs.write..mcp.json"
 
 # METADATA
 # custom: {pattern: "fs.write..codex/**", decision: "deny", span: "chock's defaults"}
-core contains 828 if {
+core contains 900 if {
 	startswith(input.action, "fs.write..codex/")
 	regex.match("^fs\\.write\\.(?:\\.codex/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -272,7 +280,7 @@ core contains 828 if {
 
 # METADATA
 # custom: {pattern: "fs.write..gemini/**", decision: "deny", span: "chock's defaults"}
-core contains 773 if {
+core contains 844 if {
 	startswith(input.action, "fs.write..gemini/")
 	regex.match("^fs\\.write\\.(?:\\.gemini/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -280,7 +288,7 @@ core contains 773 if {
 
 # METADATA
 # custom: {pattern: "fs.write..cursor/**", decision: "deny", span: "chock's defaults"}
-core contains 774 if {
+core contains 845 if {
 	startswith(input.action, "fs.write..cursor/")
 	regex.match("^fs\\.write\\.(?:\\.cursor/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -288,36 +296,36 @@ core contains 774 if {
 
 # METADATA
 # custom: {pattern: "fs.write..pre-commit-config.yaml", decision: "deny", span: "chock's defaults"}
-core contains 271 if input.action == "fs.write..pre-commit-config.yaml"
+core contains 276 if input.action == "fs.write..pre-commit-config.yaml"
 
 # METADATA
 # custom: {pattern: "fs.write..bashrc", decision: "deny", span: "chock's defaults"}
-core contains 272 if input.action == "fs.write..bashrc"
+core contains 277 if input.action == "fs.write..bashrc"
 
 # METADATA
 # custom: {pattern: "fs.write..zshrc", decision: "deny", span: "chock's defaults"}
-core contains 273 if input.action == "fs.write..zshrc"
+core contains 278 if input.action == "fs.write..zshrc"
 
 # METADATA
 # custom: {pattern: "fs.write..profile", decision: "deny", span: "chock's defaults"}
-core contains 274 if input.action == "fs.write..profile"
+core contains 279 if input.action == "fs.write..profile"
 
 # METADATA
 # custom: {pattern: "fs.write..bash_profile", decision: "deny", span: "chock's defaults"}
-core contains 275 if input.action == "fs.write..bash_profile"
+core contains 280 if input.action == "fs.write..bash_profile"
 
 # METADATA
 # custom: {pattern: "fs.write..gitconfig", decision: "deny", span: "chock's defaults"}
-core contains 276 if input.action == "fs.write..gitconfig"
+core contains 281 if input.action == "fs.write..gitconfig"
 
 # METADATA
 # custom: {pattern: "fs.write.chock.zon", decision: "deny", span: "chock's defaults"}
-core contains 277 if input.action == "fs.write.chock.zon"
+core contains 282 if input.action == "fs.write.chock.zon"
 
 # METADATA
 # custom: {pattern: "fs.read.*", decision: "allow", span: "chock's defaults"}
-core contains 1398 if startswith(input.action, "fs.read.")
+core contains 1480 if startswith(input.action, "fs.read.")
 
 # METADATA
 # custom: {pattern: "fs.write.*", decision: "allow", span: "chock's defaults"}
-core contains 1399 if startswith(input.action, "fs.write.")
+core contains 1481 if startswith(input.action, "fs.write.")
