@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/eval"
@@ -114,6 +115,9 @@ func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err e
 	// Telemetry never decides: a setting it cannot follow is said on
 	// stderr and the hook goes on without it.
 	var telemetryOut strings.Builder
+	// The client waits for the hook's exit on every tool call: a slow
+	// collector costs it at most a second.
+	p.otel.maxWait = time.Second
 	tctx, stop, terr := p.otel.start(ctx, &telemetryOut)
 	if terr == nil {
 		ctx = tctx

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/chockhq/chock/runtime/telemetry"
 	"github.com/spf13/pflag"
@@ -15,6 +16,8 @@ import (
 // what the standard OTEL_* environment says.
 type otelFlags struct {
 	endpoint string
+	// maxWait caps the flush at exit (0: OTEL_EXPORTER_OTLP_TIMEOUT).
+	maxWait time.Duration
 }
 
 func (f *otelFlags) add(fs *pflag.FlagSet) {
@@ -26,7 +29,7 @@ func (f *otelFlags) add(fs *pflag.FlagSet) {
 // queued (within OTEL_EXPORTER_OTLP_TIMEOUT) and stops it, saying on w
 // how many spans were dropped, if any.
 func (f *otelFlags) start(ctx context.Context, w io.Writer) (context.Context, func(), error) {
-	exp, err := telemetry.Start(ctx, telemetry.Options{Endpoint: f.endpoint, Version: moduleVersion(), Warn: w})
+	exp, err := telemetry.Start(ctx, telemetry.Options{Endpoint: f.endpoint, Version: moduleVersion(), Warn: w, MaxWait: f.maxWait})
 	if err != nil {
 		if errors.Is(err, telemetry.ErrConfig) {
 			return ctx, nil, failed(exitUsage, err)

@@ -63,6 +63,9 @@ type Options struct {
 	// Warn is where the one-time warnings go (a dropped span, an export
 	// that failed): chock's stderr.
 	Warn io.Writer
+	// MaxWait, when set, caps the wait Shutdown makes for what is queued
+	// (chock hook, which a client waits for on every tool call).
+	MaxWait time.Duration
 }
 
 // Exporter is the export Start set up: Shutdown flushes and stops it. A
@@ -123,6 +126,9 @@ func Start(ctx context.Context, o Options) (*Exporter, error) {
 		resource.WithAttributes(semconv.ServiceName(serviceName(getenv)), semconv.ServiceVersion(o.Version)))
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, fmt.Errorf("%w: OTEL_RESOURCE_ATTRIBUTES: %w", ErrConfig, err)
+	}
+	if o.MaxWait > 0 && o.MaxWait < timeout {
+		timeout = o.MaxWait
 	}
 	e := &Exporter{timeout: timeout}
 	w := &warner{w: warn}

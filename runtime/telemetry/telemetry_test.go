@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 )
@@ -93,5 +94,20 @@ func TestHungCollectorCostsNoWait(t *testing.T) {
 	}
 	if n := strings.Count(warn.String(), "queue is full"); n != 1 {
 		t.Errorf("the full queue was said %d times:\n%s", n, warn.String())
+	}
+}
+
+// TestMaxWaitCapsTheFlush: a command a client waits for (chock hook)
+// caps the wait at exit below OTEL_EXPORTER_OTLP_TIMEOUT.
+func TestMaxWaitCapsTheFlush(t *testing.T) {
+	x, err := Start(context.Background(), Options{Endpoint: "http://127.0.0.1:1", MaxWait: time.Second,
+		Getenv: env(map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "60000", "OTEL_METRICS_EXPORTER": "none"})})
+	if err != nil || x == nil {
+		t.Fatalf("Start: %v %v", x, err)
+	}
+	defer Off()
+	defer x.Shutdown(context.Background())
+	if x.timeout != time.Second {
+		t.Errorf("the flush waits %v, want 1s", x.timeout)
 	}
 }
