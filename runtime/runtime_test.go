@@ -38,6 +38,8 @@ const testPolicy = `.{
         .ask = .{ "secret.use.DEPLOY_KEY", "exec.path.ls" },
         .deny = .{ "exec.path.curl", "secret.use.REFUSED" },
     },
+    // sh holds secrets: it runs only what it declares.
+    .programs = .{ .{ .name = "sh", .calls = .{ "exec.path.cat", "exec.path.head", "exec.path.tail", "exec.path.sleep", "exec.path.stat", "exec.path.true", "exec.path.false" } } },
     .secrets = .{
         .{ .name = "GITHUB_TOKEN", .to = "exec.path.sh" },
         .{ .name = "GCP_KEY", .to = "exec.path.sh", .bind = "file", .as = "GCP_FILE" },

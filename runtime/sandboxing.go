@@ -42,6 +42,10 @@ type execRights struct {
 	// scan found it when the session started: the init grants execution
 	// to what each path opens only while it is that file.
 	ids map[string]sandbox.FileID
+	// interps are the ELF interpreters among files that no allowed name
+	// means (ld.so): the kernel loads them for a program, but an execve
+	// naming one is refused (sandbox.Spec.Interpreters).
+	interps map[string]bool
 }
 
 type verdict struct {
@@ -127,6 +131,7 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 	r.files = slices.Sorted(maps.Keys(files))
 	r.dirs = slices.Sorted(maps.Keys(dirs))
 	r.runs = map[sandbox.FileID]bool{}
+	r.interps = map[string]bool{}
 	for _, p := range r.files {
 		id, ok := r.ids[p]
 		if !ok {
@@ -136,6 +141,9 @@ func (s *Session) rights(ctx context.Context) (*execRights, error) {
 				continue
 			}
 			r.ids[p] = id
+			if v, named := r.by[id]; !named || v.decision.Decision != config.Allow {
+				r.interps[p] = true
+			}
 		}
 		r.runs[id] = true
 	}
@@ -212,6 +220,10 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", prog, err)
 	}
+	// own are the files the call's own program needs to run: itself, and
+	// the interpreter its #! line or PT_INTERP names.
+	own := []string{prog}
+	var bare []string
 	switch {
 	case script:
 		// A script runs its interpreter, which the policy must let run too:
@@ -225,12 +237,29 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 			}
 			return nil, nil, &RefusedError{Action: c.Action, Reason: why}
 		}
+		own = append(own, interp)
 	case interp != "":
 		allow = append(allow, interp)
+		own = append(own, interp)
+		if _, known := rights.ids[interp]; !known {
+			bare = append(bare, interp) // no allowed name means it, nor does any program's interpreter
+		}
 	}
+	base := len(allow)
 	rights, allow, err = s.declaredCalls(ctx, c.prog.Name, rights, allow)
 	if err != nil {
 		return nil, nil, err
+	}
+	// What it declares (.calls), and their interpreters.
+	own = append(own, allow[base:]...)
+	strict := ""
+	if len(c.env) > 0 || len(c.files) > 0 {
+		// A call that holds a secret runs only its program and what its
+		// .programs entry declares in .calls: whatever else the policy
+		// allows, a program it runs would hold the secret too (git's
+		// core.fsmonitor, a gh extension).
+		allow = slices.Compact(slices.Clone(own))
+		strict = fmt.Sprintf("the call holds a secret, so it runs only %s and what .programs %q declares in .calls", c.prog.Name, c.prog.Name)
 	}
 	// The call's directory by an absolute path: the init enters it after
 	// its mounts, so a relative path cannot walk the original root mount.
@@ -259,17 +288,15 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	// happens (the ELF interpreter runs when exec'd by name, say), not only
 	// what the name's decision was.
 	extra := map[sandbox.FileID]bool{}
-	// allow is the program, then rights.files, then its interpreter and
-	// what it declares.
-	own := append([]string{allow[0]}, allow[1+len(rights.files):]...)
 	for _, p := range own {
 		if id, err := sandbox.Identify(p); err == nil {
 			extra[id] = true // the call's own program, its interpreter, what it declares
 		}
 	}
-	runs := func(id sandbox.FileID) bool { return rights.runs[id] || extra[id] }
+	runs := func(id sandbox.FileID) bool { return (strict == "" && rights.runs[id]) || extra[id] }
+	spec.Interpreters = append(bareInterpreters(allow, rights), bare...)
 	sc := sandbox.Command(spec, s.initPath)
-	sc.Report = func(e sandbox.Exec) { s.nestedExec(c, e, rights, runs) }
+	sc.Report = func(e sandbox.Exec) { s.nestedExec(c, e, rights, runs, strict) }
 	start := func() error {
 		err := sc.Start(ctx)
 		var se *sandbox.Error
@@ -296,6 +323,19 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	return sc.Cmd, start, nil
 }
 
+// bareInterpreters are the files of allow that are ELF interpreters no
+// allowed name means: each runs only as the interpreter the kernel loads
+// for a program, never as a program itself (ld.so would run any file).
+func bareInterpreters(allow []string, rights *execRights) []string {
+	var out []string
+	for _, p := range allow {
+		if rights.interps[p] {
+			out = append(out, p)
+		}
+	}
+	return slices.Compact(out)
+}
+
 // declaredCalls adds what the program's .programs entry declares it runs
 // (.calls) to one call's rights: each is allowed as a project rule naming
 // it would allow it — unless the project denies or asks that very action
@@ -312,10 +352,8 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 	}
 	own := *rights
 	own.dirs = append([]string(nil), rights.dirs...)
-	own.by = make(map[sandbox.FileID]verdict, len(rights.by))
-	for k, v := range rights.by {
-		own.by[k] = v
-	}
+	own.by = maps.Clone(rights.by)
+	own.interps = maps.Clone(rights.interps)
 	for _, call := range entry.Calls {
 		n, ok := strings.CutPrefix(call, "exec.path.")
 		if !ok || strings.ContainsAny(n, "*.") {
@@ -336,6 +374,11 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 			own.dirs = append(own.dirs, filepath.Dir(f.Path)) // read-only, like every program's
 			if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {
 				allow = append(allow, interp)
+				if id, err := sandbox.Identify(interp); err == nil {
+					if v, named := rights.by[id]; !named || v.decision.Decision != config.Allow {
+						own.interps[interp] = true
+					}
+				}
 			}
 			own.by[f.ID] = verdict{name: n, decision: d, declared: fmt.Sprintf("declared by .programs %q (%s)", entry.Name, entry.Span)}
 		}
@@ -359,7 +402,10 @@ func declaredAllows(d *eval.Decision, act string) bool {
 // nestedExec logs an exec a call's process made: the file, the name that
 // let it run or refused it, and the deciding rule. The kernel's Landlock
 // domain, made from the same rights, is what enforces it.
-func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs func(sandbox.FileID) bool) {
+//
+// strict, when the call holds a secret, says why a program the policy
+// allows was refused all the same.
+func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs func(sandbox.FileID) bool, strict string) {
 	if errors.Is(e.Err, os.ErrNotExist) || errors.Is(e.Err, syscall.ENOTDIR) {
 		return // a PATH search trying a directory that has no such file: nothing to run or refuse
 	}
@@ -381,6 +427,8 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs f
 	switch {
 	case e.Err != nil:
 		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", fmt.Sprintf("not a program file: %v", e.Err)))
+	case e.Refused:
+		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", "an ELF interpreter (ld.so) run as a program would run any file it is given: it runs only as the interpreter of a program, unless a name on the PATH that means it is allowed"))
 	case !known && runs(e.ID):
 		fields = append(fields, sessionlog.F("outcome", "run"), sessionlog.F("why", "an ELF interpreter the allowed programs need, which the kernel lets run by name too"))
 	case !known:
@@ -403,7 +451,10 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs f
 		}
 		fields = append(fields, sessionlog.F("action", v.decision.Action), sessionlog.F("decision", decision),
 			sessionlog.F("layer", layer), sessionlog.F("rule", rule), sessionlog.F("outcome", outcome))
-		if v.decision.Decision == config.Ask && v.declared == "" {
+		switch {
+		case outcome == "refused" && strict != "" && v.decision.Decision == config.Allow:
+			fields = append(fields, sessionlog.F("why", strict))
+		case v.decision.Decision == config.Ask && v.declared == "":
 			fields = append(fields, sessionlog.F("why", "nobody can be asked in the middle of a call, so an ask reads as refused"))
 		}
 	}

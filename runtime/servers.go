@@ -3,8 +3,13 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,6 +183,59 @@ func (s *Session) refusal(d *eval.Decision) string {
 	return strings.Join(parts, "; ")
 }
 
+// inPrivate says whether p is under one of the session's private
+// temporary folders (where calls and servers see their own, not the
+// person's).
+func (s *Session) inPrivate(p string) bool {
+	for _, d := range s.private {
+		if p == d.At || strings.HasPrefix(p, d.At+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// serverSpec is a local server's sandbox: what an exec call's is, but
+// that it runs what it was built to run (no execute set, no exec watch).
+func (s *Session) serverSpec(ctx context.Context, cmd *exec.Cmd, network bool) (*sandbox.Spec, error) {
+	dir := cmd.Dir
+	if dir == "" || !filepath.IsAbs(dir) {
+		if s.wd == "" {
+			return nil, errors.New("the session's working directory is unknown, so the server's cannot be entered inside the sandbox")
+		}
+		dir = filepath.Join(s.wd, dir)
+	}
+	rights, err := s.rights(ctx)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := s.planFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the file rules could not be applied (%v)", err)
+	}
+	env := slices.Clone(cmd.Env)
+	if len(s.private) > 0 {
+		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR=/tmp")
+	}
+	if network {
+		env = proxyEnv(env)
+	}
+	ro := s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...))
+	// A file the configured command names in the person's /tmp (a test
+	// binary, a script) is bound back in, read-only: the session's
+	// private /tmp is over it.
+	for _, a := range cmd.Args[1:] {
+		if filepath.IsAbs(a) && s.inPrivate(a) {
+			if _, err := os.Stat(a); err == nil {
+				ro = append(ro, filepath.Clean(a))
+			}
+		}
+	}
+	return &sandbox.Spec{Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: dir, Writable: s.writable,
+		ReadOnly: ro, Hide: s.hidden,
+		Private: s.private, FileRules: plan.rules, Net: true, AnyExec: true, Pins: maps.Clone(s.pinIDs)}, nil
+}
+
 // startServer starts one server under start-phase policy, or drops it with
 // a line saying why; err is a failure to decide or to log.
 func (s *Session) startServer(ctx context.Context, name, url string, command []string) (ServerStatus, error) {
@@ -223,9 +281,41 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 			return st, s.dropServer(&st, fmt.Sprintf("the command is not there: %v", err))
 		}
 		local = mcpconn.Local{Name: name, Argv: append([]string{prog}, command[1:]...), Env: env, Dir: s.opts.MCP.Dir, NoNetwork: !st.Network}
-		if st.Network {
-			// Its network is chock's egress proxy: a network namespace of
-			// its own, the proxy's listeners in it, made before it runs.
+		switch {
+		case !s.opts.NoSandbox:
+			// The exec calls' file-system sandbox, without their execute
+			// set: the file system read-only but the writable folders, the
+			// policy's files read-only in them, the store, logs and
+			// keyring bus hidden, the file rules, a pid namespace, and a
+			// network namespace whose only way out, with mcp.S.network
+			// allowed, is chock's egress proxy.
+			local.Start = func(cmd *exec.Cmd) error {
+				spec, err := s.serverSpec(ctx, cmd, st.Network)
+				if err != nil {
+					return err
+				}
+				sc := sandbox.Confine(cmd, spec, s.initPath)
+				sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				defer cancel()
+				if err := sc.Start(sctx); err != nil {
+					return err
+				}
+				if !st.Network {
+					sc.Net.Close() // loopback only, and no proxy listening on it
+					return nil
+				}
+				n, err := s.serveServer(name, d, sc.Net)
+				if err != nil {
+					killGroup(cmd.Process.Pid)
+					return err
+				}
+				fence = n
+				return nil
+			}
+		case st.Network:
+			// --no-sandbox: its network is still chock's egress proxy, a
+			// network namespace of its own with the proxy's listeners in
+			// it, made before it runs.
 			local.Start = func(cmd *exec.Cmd) error {
 				spec := &sandbox.Spec{Path: cmd.Path, Argv: cmd.Args, Env: proxyEnv(cmd.Env)}
 				sc := sandbox.Wrap(cmd, spec, s.initPath)

@@ -33,6 +33,7 @@ func TestNoLeakAnywhere(t *testing.T) {
 	t.Setenv("PATH", "/usr/bin:/bin")
 	conf := `.{
     .policy = .{ .allow = .{ "exec.path.sh", "exec.path.base64", "exec.path.cat", "exec.path.printf", "exec.path.python3", "secret.use.LEAK_TOKEN", "net.fetch.test.leak.*" } },
+    .programs = .{ .{ .name = "sh", .calls = .{ "exec.path.base64", "exec.path.cat", "exec.path.printf", "exec.path.python3" } } },
     .secrets = .{
         .{ .name = "LEAK_TOKEN", .to = "exec.path.sh" },
         .{ .name = "LEAK_TOKEN", .to = "exec.path.python3", .bind = "file", .as = "LEAK_FILE" },

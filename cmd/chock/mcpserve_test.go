@@ -47,6 +47,7 @@ func gwPolicy(t *testing.T, extra string) string {
         .ask = .{ "exec.path.true" },
         .deny = .{ "exec.path.cat", "mcp.helper.tool.net" },
     },
+    .programs = .{ .{ .name = "sh", .calls = .{ "exec.path.echo" } } },
     .secrets = .{
         .{ .name = "GW_TOKEN", .to = "exec.path.sh" },
         .{ .name = "HELPER_KEY", .to = "mcp.helper.*" },

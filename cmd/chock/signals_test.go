@@ -46,6 +46,7 @@ func startSignalSession(t *testing.T, call string, flags ...string) *signalSessi
 	}
 	conf := `.{
     .policy = .{ .allow = .{ "exec.path.sh", "exec.path.sleep", "exec.path.setsid", "secret.use.SIG_KEY" } },
+    .programs = .{ .{ .name = "sh", .calls = .{ "exec.path.sleep", "exec.path.setsid" } } },
     .secrets = .{.{ .name = "SIG_KEY", .to = "exec.path.sh", .bind = "file", .as = "KEYFILE" }},
     .credentials = .{ .store = .env },
 }

@@ -170,6 +170,7 @@ func TestTelemetryRunInJaeger(t *testing.T) {
         .ask = .{ "exec.path.ls" },
         .deny = .{ "exec.path.curl" },
     },
+    .programs = .{ .{ .name = "sh", .calls = .{ "exec.path.cat" } } },
     .secrets = .{ .{ .name = "OTEL_TOKEN", .to = "exec.path.sh" } },
     .credentials = .{ .store = .env },
 }

@@ -202,11 +202,11 @@ func (l *linter) shell(r *config.Rule) {
 	case every:
 		l.add(r.Span, CodeAllowsShell,
 			fmt.Sprintf("%q allows every program, shells and interpreters among them", r.Pattern),
-			"allow the programs the agent needs one by one, such as exec.path.gh")
+			"allow the programs the agent needs one by one, such as exec.path.gh (a program given a secret runs only what its .calls declare)")
 	case len(s) >= 3 && action.RunsOthers(s[2]):
 		l.add(r.Span, CodeAllowsShell,
 			fmt.Sprintf("%q allows %s, which runs other programs: it reaches every program, whatever exec.path rules deny", r.Pattern, s[2]),
-			"allow the programs themselves instead, or make it ask")
+			"allow the programs themselves instead, or make it ask (a program given a secret runs only what its .calls declare)")
 	}
 }
 

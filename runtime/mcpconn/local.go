@@ -28,10 +28,10 @@ type Local struct {
 	// not start.
 	NoNetwork bool
 	// Start, when set, starts the prepared command in place of its own
-	// Start (runtime gives the server its egress proxy this way: the
-	// network namespace and the proxy's listeners in it are made by the
-	// sandbox init before the server runs). A failure does not start the
-	// server, with no fallback.
+	// Start (runtime puts the server in its sandbox this way: the mounts,
+	// the network namespace and the egress proxy's listeners in it are
+	// made by the sandbox init before the server runs). A failure does not
+	// start the server, with no fallback.
 	Start func(cmd *exec.Cmd) error
 }
 
@@ -159,7 +159,7 @@ func (d *stdioDialer) startProcess() error {
 	if err != nil && d.l.Start != nil {
 		inW.Close()
 		outR.Close()
-		return fmt.Errorf("the server's network could not be set up (%v), so it does not start", err)
+		return fmt.Errorf("the server's sandbox could not be made (%v), so it does not start", err)
 	}
 	if err != nil {
 		inW.Close()

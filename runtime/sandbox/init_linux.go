@@ -129,10 +129,12 @@ func runInit() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return &Error{Step: "no_new_privs", Err: err}
 	}
-	if err := restrictExec(spec.Exec, spec.Pins); err != nil {
-		return &Error{Step: "landlock", Err: err}
+	if !spec.AnyExec {
+		if err := restrictExec(spec.Exec, spec.Pins); err != nil {
+			return &Error{Step: "landlock", Err: err}
+		}
 	}
-	if spec.Notify {
+	if spec.Notify && !spec.AnyExec {
 		lfd, err := installFilter()
 		if err != nil {
 			return &Error{Step: "seccomp", Err: err}

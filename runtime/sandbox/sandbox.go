@@ -51,6 +51,17 @@ type Spec struct {
 	// Exec are the files any process of the call may execute; Landlock
 	// refuses every other execve. Path must be one of them.
 	Exec []string `json:"exec"`
+	// AnyExec leaves execution to the file system's own modes: no
+	// Landlock execute set and no exec watch (Exec and Notify are not
+	// read). It is for a local MCP server, which runs what it was built
+	// to run.
+	AnyExec bool `json:"any_exec,omitempty"`
+	// Interpreters are the ELF interpreters among Exec (ld.so, by every
+	// path that opens it) that no execve may name: the kernel loads each
+	// for the programs whose PT_INTERP names it, but one run as the
+	// program would load and run any file it is given, so the watch
+	// refuses an execve of it (Notify). Only chock's side reads it.
+	Interpreters []string `json:"interpreters,omitempty"`
 	// Files are file-bound secrets, written on a tmpfs mounted at FileDir
 	// inside the sandbox only, then made read-only.
 	FileDir string       `json:"file_dir,omitempty"`

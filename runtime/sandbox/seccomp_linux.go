@@ -91,13 +91,23 @@ type Exec struct {
 	File string
 	ID   FileID
 	Err  error
+	// Refused says the watch refused the execve (EACCES): it named one
+	// of Spec.Interpreters.
+	Refused bool
 }
 
 // watch reads the listener until every process of the call is gone,
 // reporting each execve to report and letting it proceed: the kernel's
-// Landlock domain decides it. The first one is the init's exec of the
-// program, which is not reported.
-func watch(listener *os.File, report func(Exec)) {
+// Landlock domain decides it, but for an execve naming a file of refuse
+// (an ELF interpreter run as a program), which fails with EACCES. The
+// first one is the init's exec of the program, which is not reported.
+//
+// The path is read from the process's memory before the kernel reads it
+// again, so a second thread rewriting it in between can name another
+// file than the one refused: the refusal stops a program that runs ld.so
+// as any program would; Landlock still bounds what such a race can run
+// to the call's executable files.
+func watch(listener *os.File, report func(Exec), refuse map[Inode]bool) {
 	defer listener.Close()
 	fd := int(listener.Fd())
 	first := true
@@ -117,11 +127,18 @@ func watch(listener *os.File, report func(Exec)) {
 			}
 			return
 		}
-		if !first && report != nil {
-			report(describe(fd, &n))
+		resp := seccompNotifResp{ID: n.ID, Flags: notifFlagContinue}
+		if !first && (report != nil || len(refuse) > 0) {
+			e := describe(fd, &n)
+			if e.Err == nil && refuse[InodeOf(e.ID)] {
+				e.Refused = true
+				resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EACCES)}
+			}
+			if report != nil {
+				report(e)
+			}
 		}
 		first = false
-		resp := seccompNotifResp{ID: n.ID, Flags: notifFlagContinue}
 		ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 	}
 }

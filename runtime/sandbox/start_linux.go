@@ -53,6 +53,18 @@ func Command(spec *Spec, initPath string) *Cmd {
 	return &Cmd{Cmd: c, spec: spec}
 }
 
+// Confine makes cmd, a command prepared to run spec's program (its pipes
+// set), start the init at initPath instead, which makes spec's sandbox in
+// namespaces of its own (user, pid, mount, and network when spec.Net) and
+// then execs the program: the same sandbox as Command's, for a process
+// the caller keeps as cmd (a local MCP server). Start it with Start.
+func Confine(cmd *exec.Cmd, spec *Spec, initPath string) *Cmd {
+	made := Command(spec, initPath)
+	cmd.Path, cmd.Args, cmd.Env, cmd.Err = made.Path, made.Args, made.Env, nil
+	cmd.SysProcAttr = made.SysProcAttr
+	return &Cmd{Cmd: cmd, spec: spec}
+}
+
 // Start starts the init, hands it the spec and waits until the program
 // is exec'd (or the sandbox could not be made: an *Error, and nothing
 // ran). ctx bounds the wait.
@@ -105,7 +117,7 @@ func (c *Cmd) Start(ctx context.Context) error {
 			if l := rights(oob[:oobn]); l != nil && listener == nil {
 				// Watched at once: the program's own exec waits for it.
 				listener = l
-				go watch(listener, c.Report)
+				go watch(listener, c.Report, c.refused())
 			}
 			continue
 		}
@@ -136,6 +148,20 @@ func (c *Cmd) Start(ctx context.Context) error {
 		return &Error{Step: "seccomp", Err: errors.New("the init sent no listener")}
 	}
 	return nil
+}
+
+// refused are the identities of Spec.Interpreters, as pinned (Pins) or
+// as they are now.
+func (c *Cmd) refused() map[Inode]bool {
+	out := make(map[Inode]bool, len(c.spec.Interpreters))
+	for _, p := range c.spec.Interpreters {
+		if in, ok := c.spec.Pins[p]; ok {
+			out[in] = true
+		} else if id, err := Identify(p); err == nil {
+			out[InodeOf(id)] = true
+		}
+	}
+	return out
 }
 
 func rights(oob []byte) *os.File {
