@@ -65,7 +65,7 @@ bench: $(JAEGER)
 	$(GO) test -run '^$$' -bench 'RemoteLoad' -benchtime 1x ./eval/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'SessionsRemote' -benchtime 1x ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Load100000' -benchtime 1x ./eval/load/ | tee -a bench.out
-	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|SandboxFiles|FindInCall|MCPCall' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'ExecTrue|SandboxExec|SandboxFiles|FindInCall|MCPCall|ServerStart' -benchtime $(BENCHTIME) ./runtime/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'RedactVsCopy' -benchtime $(BENCHTIME) ./runtime/redact/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Egress' -benchtime $(BENCHTIME) ./runtime/egress/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'NetNamespace' -benchtime $(BENCHTIME) ./runtime/sandbox/ | tee -a bench.out

@@ -205,10 +205,6 @@ func (s *Session) serverSpec(ctx context.Context, cmd *exec.Cmd, network bool) (
 		}
 		dir = filepath.Join(s.wd, dir)
 	}
-	rights, err := s.rights(ctx)
-	if err != nil {
-		return nil, err
-	}
 	plan, err := s.planFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the file rules could not be applied (%v)", err)
@@ -220,7 +216,9 @@ func (s *Session) serverSpec(ctx context.Context, cmd *exec.Cmd, network bool) (
 	if network {
 		env = proxyEnv(env)
 	}
-	ro := s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...))
+	// The PATH's folders inside a writable one are read-only, as in every
+	// call: a server plants no program a call would run.
+	ro := s.underWritable(append(append([]string(nil), s.programs.Dirs...), s.pinned...))
 	// A file the configured command names in the person's /tmp (a test
 	// binary, a script) is bound back in, read-only: the session's
 	// private /tmp is over it.

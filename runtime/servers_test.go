@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -391,4 +392,44 @@ func TestOneBudgetPerCall(t *testing.T) {
 	if err != nil || res.Content != "slept" {
 		t.Fatalf("a call naming 5 s, with a 300 ms MCP budget: %+v, %v", res, err)
 	}
+}
+
+// BenchmarkServerStart interleaves, round by round in one process, the
+// start of a local MCP server (this test binary as the stdio helper: the
+// process, the MCP handshake, the tool list) in the sandbox against the
+// same with --no-sandbox (a user, pid and network namespace of its own),
+// each in a session of its own, and reports the median of the rounds'
+// ratios sandboxed/bare.
+func BenchmarkServerStart(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	init := filepath.Join(b.TempDir(), "chock-sandbox")
+	if out, err := exec.Command("go", "build", "-o", init, "github.com/chockhq/chock/cmd/chock-sandbox").CombinedOutput(); err != nil {
+		b.Fatalf("building chock-sandbox: %v\n%s", err, out)
+	}
+	e, c := testEngine(b, fmt.Sprintf(`.{
+    .policy = .{ .allow = .{ "mcp.helper.tool.echo" } },
+    .mcp_servers = .{ .{ .name = "helper", .command = .{ "/bin/sh", "-c", "%s= exec \"$0\" -test.run='^$'", %q } } },
+}`, mcptest.ServeEnv, exe))
+	start := func(noSandbox bool) func() float64 {
+		return func() float64 {
+			s, err := New(context.Background(), Options{Engine: e, Config: c, LogDir: b.TempDir(), TempDir: b.TempDir(),
+				BaseEnv: []string{"PATH=/usr/bin:/bin"}, SandboxInit: init, NoSandbox: noSandbox})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			t0 := time.Now()
+			sts, err := s.StartServers(context.Background())
+			took := time.Since(t0)
+			if err != nil || len(sts) != 1 || !sts[0].Started {
+				b.Fatalf("%+v %v", sts, err)
+			}
+			return float64(took.Nanoseconds())
+		}
+	}
+	r := rounds.Run(b, 10, start(false), start(true))
+	r.Report(b, "sandboxed/bare", "sandboxed-ns/op", "bare-ns/op")
 }
