@@ -174,24 +174,47 @@ func (s *Session) fsPatterns(ctx context.Context) []action.Pattern {
 // candidates are the paths the patterns name under the roots: a literal
 // path as it is, a glob's literal folder when the rest is "**", else what
 // a walk of that folder finds that the glob matches.
-func (r fileRoots) candidates(pats []action.Pattern, cache *walkCache) ([]candidate, error) {
+//
+// A repository inside a root that a walk finds (sub/.git, a vendored
+// checkout) is one more folder of r.git: its config and hooks are named
+// .git/... and protected as the project's own are.
+func (r *fileRoots) candidates(pats []action.Pattern, cache *walkCache) ([]candidate, error) {
 	var out []candidate
 	walks := map[string][]*action.Glob{} // folder to walk: the globs to match
 	var walkOrder []string
+	type base struct {
+		dir   string
+		names []string
+	}
+	split := func(r string) []string {
+		if r == "" {
+			return nil
+		}
+		return strings.Split(r, "/")
+	}
+	add := func(p action.Pattern, b base) {
+		lit := 0
+		for lit < len(b.names) && !strings.Contains(b.names[lit], "*") {
+			lit++
+		}
+		dir := filepath.Join(append([]string{b.dir}, b.names[:lit]...)...)
+		switch {
+		case p.Glob() == nil:
+			out = append(out, candidate{path: dir})
+		case lit == len(b.names)-1 && b.names[lit] == "**":
+			out = append(out, candidate{path: dir, subtree: true})
+		default:
+			if _, ok := walks[dir]; !ok {
+				walkOrder = append(walkOrder, dir)
+			}
+			walks[dir] = append(walks[dir], p.Glob())
+		}
+	}
+	var inGit []action.Pattern // the relative patterns under .git/
 	for _, p := range pats {
 		tail := p.Segments()[p.Len()-1]
 		rest := tail
-		type base struct {
-			dir   string
-			names []string
-		}
 		var bases []base
-		split := func(r string) []string {
-			if r == "" {
-				return nil
-			}
-			return strings.Split(r, "/")
-		}
 		switch action.Form(tail) {
 		case action.Absolute:
 			bases = []base{{"/", split(strings.TrimPrefix(tail, "/"))}}
@@ -206,38 +229,39 @@ func (r fileRoots) candidates(pats []action.Pattern, cache *walkCache) ([]candid
 				bases = append(bases, base{root, names})
 			}
 			if names[0] == ".git" {
+				inGit = append(inGit, p)
 				for _, g := range r.git {
 					bases = append(bases, base{g, names[1:]})
 				}
 			}
 		}
 		for _, b := range bases {
-			lit := 0
-			for lit < len(b.names) && !strings.Contains(b.names[lit], "*") {
-				lit++
-			}
-			dir := filepath.Join(append([]string{b.dir}, b.names[:lit]...)...)
-			switch {
-			case p.Glob() == nil:
-				out = append(out, candidate{path: dir})
-			case lit == len(b.names)-1 && b.names[lit] == "**":
-				out = append(out, candidate{path: dir, subtree: true})
-			default:
-				if _, ok := walks[dir]; !ok {
-					walkOrder = append(walkOrder, dir)
-				}
-				walks[dir] = append(walks[dir], p.Glob())
-			}
+			add(p, b)
 		}
 	}
 	walked := 0
-	for _, dir := range walkOrder {
-		found, n, err := cache.walk(dir, walks[dir], r, MaxFileWalk-walked)
+	known := map[string]bool{}
+	for _, g := range r.git {
+		known[g] = true
+	}
+	for i := 0; i < len(walkOrder); i++ {
+		dir := walkOrder[i]
+		found, gits, n, err := cache.walk(dir, walks[dir], *r, MaxFileWalk-walked)
 		walked += n
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, found...)
+		for _, g := range gits {
+			if known[g] {
+				continue
+			}
+			known[g] = true
+			r.git = append(r.git, g)
+			for _, p := range inGit {
+				add(p, base{g, split(p.Segments()[p.Len()-1])[1:]})
+			}
+		}
 	}
 	return out, nil
 }
@@ -268,14 +292,17 @@ type walkedDir struct {
 }
 
 // walk walks dir (not following symlinks, leaving .git folders out) for
-// the paths some name of which a glob of globs matches.
-func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget int) ([]candidate, int, error) {
+// the paths some name of which a glob of globs matches, and says which
+// repositories it passed that are not a root's own: each .git folder, and
+// where .git is a file (a submodule, a worktree) the folders it points to.
+func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget int) ([]candidate, []string, int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dirs == nil {
 		c.dirs = map[string]walkedDir{}
 	}
 	var out []candidate
+	var gits []string
 	n := 0
 	var texts []string
 	for _, g := range globs {
@@ -337,6 +364,14 @@ func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget i
 		for _, p := range found {
 			out = append(out, candidate{path: p})
 		}
+		if !slices.Contains(r.rel, d) {
+			if slices.Contains(w.subdirs, ".git") {
+				gits = append(gits, filepath.Join(d, ".git"))
+			}
+			if slices.Contains(w.files, ".git") {
+				gits = append(gits, gitDirs(d)...)
+			}
+		}
 		for _, sd := range w.subdirs {
 			if sd == ".git" {
 				continue
@@ -348,7 +383,7 @@ func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget i
 		return nil
 	}
 	err := visit(dir)
-	return out, n, err
+	return out, gits, n, err
 }
 
 // planFiles works out the call's file mounts.
