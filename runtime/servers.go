@@ -279,20 +279,25 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 			return st, s.dropServer(&st, fmt.Sprintf("the command is not there: %v", err))
 		}
 		local = mcpconn.Local{Name: name, Argv: append([]string{prog}, command[1:]...), Env: env, Dir: s.opts.MCP.Dir, NoNetwork: !st.Network}
-		switch {
-		case !s.opts.NoSandbox:
-			// The exec calls' file-system sandbox, without their execute
-			// set: the file system read-only but the writable folders, the
-			// policy's files read-only in them, the store, logs and
-			// keyring bus hidden, the file rules, a pid namespace, and a
-			// network namespace whose only way out, with mcp.S.network
-			// allowed, is chock's egress proxy.
+		// In the sandbox: the exec calls' file-system sandbox, without
+		// their execute set (the file system read-only but the writable
+		// folders, the policy's files read-only in them, the store, logs
+		// and keyring bus hidden, the file rules, a pid namespace) and a
+		// network namespace whose only way out, with mcp.S.network
+		// allowed, is chock's egress proxy. With --no-sandbox, that
+		// network namespace alone, where the server may have network.
+		if !s.opts.NoSandbox || st.Network {
 			local.Start = func(cmd *exec.Cmd) error {
-				spec, err := s.serverSpec(ctx, cmd, st.Network)
-				if err != nil {
-					return err
+				var sc *sandbox.Cmd
+				if s.opts.NoSandbox {
+					sc = sandbox.Wrap(cmd, &sandbox.Spec{Path: cmd.Path, Argv: cmd.Args, Env: proxyEnv(cmd.Env)}, s.initPath)
+				} else {
+					spec, err := s.serverSpec(ctx, cmd, st.Network)
+					if err != nil {
+						return err
+					}
+					sc = sandbox.Confine(cmd, spec, s.initPath)
 				}
-				sc := sandbox.Confine(cmd, spec, s.initPath)
 				sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 				defer cancel()
 				if err := sc.Start(sctx); err != nil {
@@ -301,26 +306,6 @@ func (s *Session) startServer(ctx context.Context, name, url string, command []s
 				if !st.Network {
 					sc.Net.Close() // loopback only, and no proxy listening on it
 					return nil
-				}
-				n, err := s.serveServer(name, d, sc.Net)
-				if err != nil {
-					killGroup(cmd.Process.Pid)
-					return err
-				}
-				fence = n
-				return nil
-			}
-		case st.Network:
-			// --no-sandbox: its network is still chock's egress proxy, a
-			// network namespace of its own with the proxy's listeners in
-			// it, made before it runs.
-			local.Start = func(cmd *exec.Cmd) error {
-				spec := &sandbox.Spec{Path: cmd.Path, Argv: cmd.Args, Env: proxyEnv(cmd.Env)}
-				sc := sandbox.Wrap(cmd, spec, s.initPath)
-				sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				defer cancel()
-				if err := sc.Start(sctx); err != nil {
-					return err
 				}
 				n, err := s.serveServer(name, d, sc.Net)
 				if err != nil {
