@@ -102,3 +102,34 @@ func TestPathSwapUnderAWritableFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestInitRightInTmp: a sandbox init (or chock) whose file is right in
+// /tmp, a CI that builds there: its folder is the call's private /tmp, so
+// the file itself is what stays read-only, and calls run. Every call was
+// refused ("mounting /tmp read-only: it is not the file it was").
+func TestInitRightInTmp(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp("/tmp", "chock-init-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := f.Name()
+	t.Cleanup(func() { os.Remove(init) })
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	f.Chmod(0o755)
+	f.Close()
+	fx := newFixtureWith(t, `.{ .policy = .{ .allow = .{ "exec.path.sh" } } }`, nil, nil, func(o *Options) { o.SandboxInit = init })
+	res, err := fx.exec(t, 20*time.Second, "sh", "-c", "echo ran > /tmp/inside; read l < /tmp/inside; echo $l; echo x >> "+init+" || echo read-only")
+	if err != nil || !strings.Contains(res.Stdout, "ran") || !strings.Contains(res.Stdout, "read-only") {
+		t.Fatalf("a call with the init in /tmp: %+v %v", res, err)
+	}
+}

@@ -376,7 +376,13 @@ func (s *Session) guard(o Options) error {
 	}
 	for _, p := range []string{s.initPath, "/proc/self/exe"} {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
-			s.pinned = append(s.pinned, filepath.Dir(real))
+			if dir := filepath.Dir(real); !slices.Contains(privateAt, dir) {
+				s.pinned = append(s.pinned, dir)
+			} else {
+				// A binary right in /tmp: the folder is the session's own
+				// /tmp inside a call, so the file is what stays read-only.
+				s.pinned = append(s.pinned, real)
+			}
 		}
 	}
 	for _, p := range o.Protect {
