@@ -76,6 +76,10 @@ type fileRoots struct {
 	// git are the folders a worktree's .git file points to (its gitdir and
 	// common dir): a path in one is also named .git/...
 	git []string
+	// hooks are the folders a repository's core.hooksPath names (git runs
+	// its hooks from there, not .git/hooks): a path in one is also named
+	// .git/hooks/...
+	hooks []string
 }
 
 func (s *Session) fileRoots() fileRoots {
@@ -89,9 +93,52 @@ func (s *Session) fileRoots() fileRoots {
 		}
 	}
 	for _, root := range r.rel {
-		r.git = append(r.git, gitDirs(root)...)
+		dirs := gitDirs(root)
+		r.git = append(r.git, dirs...)
+		for _, g := range append([]string{filepath.Join(root, ".git")}, dirs...) {
+			if h := hooksPath(g, root, r.home); h != "" && !slices.Contains(r.hooks, h) {
+				r.hooks = append(r.hooks, h)
+			}
+		}
 	}
 	return r
+}
+
+// hooksPath is the folder the config of git folder g names in
+// core.hooksPath (relative to the worktree's root, as git reads it), or
+// "". An include the config makes is not followed.
+func hooksPath(g, root, home string) string {
+	b, err := os.ReadFile(filepath.Join(g, "config"))
+	if err != nil || len(b) > 1<<20 {
+		return ""
+	}
+	core, out := false, ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			sec, _, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
+			core = strings.EqualFold(strings.TrimSpace(sec), "core")
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !core || !ok || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.IndexAny(v, "#;"); i >= 0 && !strings.HasPrefix(v, `"`) {
+			v = strings.TrimSpace(v[:i])
+		}
+		out = strings.Trim(v, `"`) // the last one wins, as in git
+	}
+	switch {
+	case out == "":
+		return ""
+	case strings.HasPrefix(out, "~/") && home != "":
+		out = filepath.Join(home, out[2:])
+	case !filepath.IsAbs(out):
+		out = filepath.Join(root, out)
+	}
+	return filepath.Clean(out)
 }
 
 // homeDir is the home folder calls get (HOME of the base environment),
@@ -135,7 +182,17 @@ func gitDirs(root string) []string {
 
 // names are the names path p (absolute, clean) has in actions
 // (action.PathNames).
-func (r fileRoots) names(p string) []string { return action.PathNames(p, r.home, r.rel, r.git) }
+func (r fileRoots) names(p string) []string {
+	out := action.PathNames(p, r.home, r.rel, r.git)
+	for _, h := range r.hooks {
+		if p == h {
+			out = append(out, ".git/hooks")
+		} else if rel, ok := action.PathUnder(h, p); ok {
+			out = append(out, ".git/hooks/"+rel)
+		}
+	}
+	return out
+}
 
 // fsPatterns are the fs patterns of the policy's layers (chock's defaults
 // among them) that name paths: all but fs.read.* and the like.
@@ -232,6 +289,11 @@ func (r *fileRoots) candidates(pats []action.Pattern, cache *walkCache) ([]candi
 				inGit = append(inGit, p)
 				for _, g := range r.git {
 					bases = append(bases, base{g, names[1:]})
+				}
+				if len(names) > 1 && names[1] == "hooks" {
+					for _, h := range r.hooks {
+						bases = append(bases, base{h, names[2:]})
+					}
 				}
 			}
 		}

@@ -151,3 +151,40 @@ func TestInheritedDescriptorNotPassedOn(t *testing.T) {
 		t.Fatalf("read through descriptor %d: exit %d, %q", fd, res.ExitCode, res.Stdout)
 	}
 }
+
+// TestHooksPathAndHuskyNotPlanted: a repository whose config points
+// core.hooksPath at a folder of the project (.githooks) has that folder
+// protected as .git/hooks is, and husky's .husky folder is write-denied:
+// git commit outside the call afterwards runs nothing the call wrote.
+func TestHooksPathAndHuskyNotPlanted(t *testing.T) {
+	f, _, proj := fileFixture(t, filePolicy)
+	cfg := filepath.Join(proj, ".git", "config")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(b, []byte("[core]\n\thooksPath = .githooks # the team's hooks\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "pwned")
+	for _, script := range []string{
+		"mkdir -p .githooks && printf '#!/bin/sh\\ntouch " + marker + "\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit",
+		"mkdir -p .husky && printf 'touch " + marker + "\\n' > .husky/pre-commit",
+		"mkdir -p .devcontainer && echo '{\"postCreateCommand\": \"touch " + marker + "\"}' > .devcontainer/devcontainer.json",
+	} {
+		if res := f.sh(t, "", script); res.ExitCode == 0 {
+			t.Errorf("%s worked", script)
+		}
+	}
+	for _, p := range []string{".githooks/pre-commit", ".husky/pre-commit", ".devcontainer/devcontainer.json"} {
+		if _, err := os.Lstat(filepath.Join(proj, p)); err == nil {
+			t.Errorf("%s is there after the calls", p)
+		}
+	}
+	cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+	cmd.Dir = proj
+	cmd.CombinedOutput()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("git outside the call ran a hook a call planted")
+	}
+}

@@ -66,6 +66,8 @@ var FileDefaults = []FileDefault{
 	{"fs.write..gemini/**", Deny, whyRunsLater, false},
 	{"fs.write..cursor/**", Deny, whyRunsLater, false},
 	{"fs.write..pre-commit-config.yaml", Deny, whyRunsLater, false},
+	{"fs.write..husky/**", Deny, "husky's hooks run at the next git commit", false},
+	{"fs.write..devcontainer/**", Deny, "a dev container's commands run when the project is opened in one", false},
 	{"fs.write..bashrc", Deny, whyRunsLater, false},
 	{"fs.write..zshrc", Deny, whyRunsLater, false},
 	{"fs.write..profile", Deny, whyRunsLater, false},

@@ -69,7 +69,7 @@ func fileRulesMarkdown(b *strings.Builder) {
 
 - absolute: ` + "`fs.read./etc/hosts`" + `;
 - in the home folder (HOME of the calls): ` + "`fs.read.~/.aws/config`" + `, and ` + "`fs.read.~`" + ` for the folder itself;
-- relative to the project's folder (where the session started), written without ` + "`./`" + `: ` + "`fs.write..git/hooks/pre-commit`" + ` is ` + "`.git/hooks/pre-commit`" + ` there (the first dot ends ` + "`fs.write`" + `, the second starts the path). A relative path names the same place under every ` + "`--writable`" + ` folder too, and ` + "`.git/…`" + ` names the git folders a worktree's ` + "`.git`" + ` file points to.
+- relative to the project's folder (where the session started), written without ` + "`./`" + `: ` + "`fs.write..git/hooks/pre-commit`" + ` is ` + "`.git/hooks/pre-commit`" + ` there (the first dot ends ` + "`fs.write`" + `, the second starts the path). A relative path names the same place under every ` + "`--writable`" + ` folder too, and ` + "`.git/…`" + ` names the git folders a worktree's ` + "`.git`" + ` file points to and every repository's ` + "`.git`" + ` below the project that the call's walk of it finds; ` + "`.git/hooks/…`" + ` also names the folder a repository's ` + "`core.hooksPath`" + ` names.
 
 A path has no empty name, no ` + "`.` or `..`" + ` name and no '/' at its end; at most 4096 bytes.
 

@@ -81,7 +81,7 @@ segment_ok(p, s) if p == s
 # layer_0 is layer 0's part in data.chock.decision, given core: the
 # rule of its smallest number, as data.chock.meta records it, or its default.
 layer_0(nums) := {"layer": "project", "name": "project", "decision": r.decision, "default": false, "rule": r} if {
-	r := data.chock.meta.layers[0].rules[min({x | some x in nums; x < 10000}) % 52]
+	r := data.chock.meta.layers[0].rules[min({x | some x in nums; x < 10000}) % 54]
 } else := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null, "default_span": {"file": "examples/chock.zon", "start": {"line": 5, "col": 20, "offset": 184}, "end": {"line": 5, "col": 25, "offset": 189}}}
 
 # layer_1 is layer 1's part in data.chock.decision, given core: the

@@ -81,7 +81,7 @@ segment_ok(p, s) if p == s
 # layer_0 is layer 0's part in data.chock.decision, given core: the
 # rule of its smallest number, as data.chock.meta records it, or its default.
 layer_0(nums) := {"layer": "project", "name": "project", "decision": r.decision, "default": false, "rule": r} if {
-	r := data.chock.meta.layers[0].rules[min({x | some x in nums; x < 10000}) % 57]
+	r := data.chock.meta.layers[0].rules[min({x | some x in nums; x < 10000}) % 59]
 } else := {"layer": "project", "name": "project", "decision": "deny", "default": true, "rule": null}
 
 # layer_1 is layer 1's part in data.chock.decision, given core: the

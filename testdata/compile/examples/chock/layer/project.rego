@@ -3,7 +3,7 @@
 #
 # The rules of every layer are one set, core: the numbers of the rules
 # that match the action. This layer's numbers start at 0; less that, a
-# number's quotient by the number of rules (52) orders the rules by
+# number's quotient by the number of rules (54) orders the rules by
 # specificity, deny before ask before allow on identical patterns, and its
 # remainder is the rule's place in data.chock.meta.layers[0].rules.
 # The layer's smallest number decides it; none, its default. The
@@ -14,31 +14,31 @@ import rego.v1
 
 # METADATA
 # custom: {pattern: "exec.path.gh", decision: "allow", span: "examples/chock.zon:7:13"}
-core contains 260 if input.action == "exec.path.gh"
+core contains 270 if input.action == "exec.path.gh"
 
 # METADATA
 # custom: {pattern: "exec.path.git", decision: "allow", span: "examples/chock.zon:8:13"}
-core contains 261 if input.action == "exec.path.git"
+core contains 271 if input.action == "exec.path.git"
 
 # METADATA
 # custom: {pattern: "secret.use.GITHUB_TOKEN", decision: "allow", span: "examples/chock.zon:9:13"}
-core contains 262 if input.action == "secret.use.GITHUB_TOKEN"
+core contains 272 if input.action == "secret.use.GITHUB_TOKEN"
 
 # METADATA
 # custom: {pattern: "secret.use.NOTION_TOKEN", decision: "allow", span: "examples/chock.zon:10:13"}
-core contains 263 if input.action == "secret.use.NOTION_TOKEN"
+core contains 273 if input.action == "secret.use.NOTION_TOKEN"
 
 # METADATA
 # custom: {pattern: "mcp.time.tool.*", decision: "allow", span: "examples/chock.zon:11:13"}
-core contains 160 if startswith(input.action, "mcp.time.tool.")
+core contains 166 if startswith(input.action, "mcp.time.tool.")
 
 # METADATA
 # custom: {pattern: "secret.use.DEPLOY_KEY", decision: "ask", span: "examples/chock.zon:13:18"}
-core contains 213 if input.action == "secret.use.DEPLOY_KEY"
+core contains 221 if input.action == "secret.use.DEPLOY_KEY"
 
 # METADATA
 # custom: {pattern: "mcp.time.tool.convert_time", decision: "deny", span: "examples/chock.zon:14:19"}
-core contains 58 if input.action == "mcp.time.tool.convert_time"
+core contains 60 if input.action == "mcp.time.tool.convert_time"
 
 # METADATA
 # custom: {pattern: "mcp.notion.host.com.notion.*", decision: "allow", span: "examples/chock.zon:17:27"}
@@ -46,101 +46,101 @@ core contains 7 if startswith(input.action, "mcp.notion.host.com.notion.")
 
 # METADATA
 # custom: {pattern: "mcp.notion.tool.search", decision: "allow", span: "examples/chock.zon:22:27"}
-core contains 112 if input.action == "mcp.notion.tool.search"
+core contains 116 if input.action == "mcp.notion.tool.search"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.ssh/**", decision: "deny", span: "chock's defaults"}
-core contains 893 if {
+core contains 981 if {
 	startswith(input.action, "fs.read.~/.ssh/")
 	regex.match("^fs\\.read\\.(?:~/\\.ssh/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.aws/**", decision: "deny", span: "chock's defaults"}
-core contains 894 if {
+core contains 982 if {
 	startswith(input.action, "fs.read.~/.aws/")
 	regex.match("^fs\\.read\\.(?:~/\\.aws/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.azure/**", decision: "deny", span: "chock's defaults"}
-core contains 791 if {
+core contains 875 if {
 	startswith(input.action, "fs.read.~/.azure/")
 	regex.match("^fs\\.read\\.(?:~/\\.azure/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gcloud/**", decision: "deny", span: "chock's defaults"}
-core contains 480 if {
+core contains 498 if {
 	startswith(input.action, "fs.read.~/.config/gcloud/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/gcloud/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.kube/**", decision: "deny", span: "chock's defaults"}
-core contains 845 if {
+core contains 931 if {
 	startswith(input.action, "fs.read.~/.kube/")
 	regex.match("^fs\\.read\\.(?:~/\\.kube/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.docker/config.json", decision: "deny", span: "chock's defaults"}
-core contains 326 if input.action == "fs.read.~/.docker/config.json"
+core contains 338 if input.action == "fs.read.~/.docker/config.json"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.netrc", decision: "deny", span: "chock's defaults"}
-core contains 327 if input.action == "fs.read.~/.netrc"
+core contains 339 if input.action == "fs.read.~/.netrc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.git-credentials", decision: "deny", span: "chock's defaults"}
-core contains 328 if input.action == "fs.read.~/.git-credentials"
+core contains 340 if input.action == "fs.read.~/.git-credentials"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gh/**", decision: "deny", span: "chock's defaults"}
-core contains 641 if {
+core contains 719 if {
 	startswith(input.action, "fs.read.~/.config/gh/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/gh/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.npmrc", decision: "deny", span: "chock's defaults"}
-core contains 330 if input.action == "fs.read.~/.npmrc"
+core contains 342 if input.action == "fs.read.~/.npmrc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.pypirc", decision: "deny", span: "chock's defaults"}
-core contains 331 if input.action == "fs.read.~/.pypirc"
+core contains 343 if input.action == "fs.read.~/.pypirc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.gnupg/**", decision: "deny", span: "chock's defaults"}
-core contains 800 if {
+core contains 884 if {
 	startswith(input.action, "fs.read.~/.gnupg/")
 	regex.match("^fs\\.read\\.(?:~/\\.gnupg/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.password-store/**", decision: "deny", span: "chock's defaults"}
-core contains 437 if {
+core contains 453 if {
 	startswith(input.action, "fs.read.~/.password-store/")
 	regex.match("^fs\\.read\\.(?:~/\\.password-store/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 542 if {
+core contains 562 if {
 	startswith(input.action, "fs.read.~/.config/chock/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/chock/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.local/state/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 387 if {
+core contains 401 if {
 	startswith(input.action, "fs.read.~/.local/state/chock/")
 	regex.match("^fs\\.read\\.(?:~/\\.local/state/chock/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env", decision: "deny", span: "chock's defaults"}
-core contains 1012 if {
+core contains 1104 if {
 	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
@@ -148,7 +148,7 @@ core contains 1012 if {
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env.*", decision: "deny", span: "chock's defaults"}
-core contains 961 if {
+core contains 1051 if {
 	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env\\.[^/]*)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
@@ -156,23 +156,23 @@ core contains 961 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git", decision: "deny", span: "chock's defaults"}
-core contains 338 if input.action == "fs.write..git"
+core contains 350 if input.action == "fs.write..git"
 
 # METADATA
 # custom: {pattern: "fs.write..git/config", decision: "deny", span: "chock's defaults"}
-core contains 339 if input.action == "fs.write..git/config"
+core contains 351 if input.action == "fs.write..git/config"
 
 # METADATA
 # custom: {pattern: "fs.write..git/config.worktree", decision: "deny", span: "chock's defaults"}
-core contains 340 if input.action == "fs.write..git/config.worktree"
+core contains 352 if input.action == "fs.write..git/config.worktree"
 
 # METADATA
 # custom: {pattern: "fs.write..git/commondir", decision: "deny", span: "chock's defaults"}
-core contains 341 if input.action == "fs.write..git/commondir"
+core contains 353 if input.action == "fs.write..git/commondir"
 
 # METADATA
 # custom: {pattern: "fs.write..git/hooks/**", decision: "deny", span: "chock's defaults"}
-core contains 706 if {
+core contains 786 if {
 	startswith(input.action, "fs.write..git/hooks/")
 	regex.match("^fs\\.write\\.(?:\\.git/hooks/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -180,7 +180,7 @@ core contains 706 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/info/**", decision: "deny", span: "chock's defaults"}
-core contains 759 if {
+core contains 841 if {
 	startswith(input.action, "fs.write..git/info/")
 	regex.match("^fs\\.write\\.(?:\\.git/info/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -188,7 +188,7 @@ core contains 759 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/modules/**", decision: "deny", span: "chock's defaults"}
-core contains 656 if {
+core contains 734 if {
 	startswith(input.action, "fs.write..git/modules/")
 	regex.match("^fs\\.write\\.(?:\\.git/modules/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -196,7 +196,7 @@ core contains 656 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/worktrees/**", decision: "deny", span: "chock's defaults"}
-core contains 605 if {
+core contains 627 if {
 	startswith(input.action, "fs.write..git/worktrees/")
 	regex.match("^fs\\.write\\.(?:\\.git/worktrees/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -204,15 +204,15 @@ core contains 605 if {
 
 # METADATA
 # custom: {pattern: "fs.write..gitmodules", decision: "deny", span: "chock's defaults"}
-core contains 346 if input.action == "fs.write..gitmodules"
+core contains 358 if input.action == "fs.write..gitmodules"
 
 # METADATA
 # custom: {pattern: "fs.write..envrc", decision: "deny", span: "chock's defaults"}
-core contains 347 if input.action == "fs.write..envrc"
+core contains 359 if input.action == "fs.write..envrc"
 
 # METADATA
 # custom: {pattern: "fs.write..vscode/**", decision: "deny", span: "chock's defaults"}
-core contains 868 if {
+core contains 954 if {
 	startswith(input.action, "fs.write..vscode/")
 	regex.match("^fs\\.write\\.(?:\\.vscode/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -220,7 +220,7 @@ core contains 868 if {
 
 # METADATA
 # custom: {pattern: "fs.write..idea/**", decision: "deny", span: "chock's defaults"}
-core contains 973 if {
+core contains 1063 if {
 	startswith(input.action, "fs.write..idea/")
 	regex.match("^fs\\.write\\.(?:\\.idea/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -228,7 +228,7 @@ core contains 973 if {
 
 # METADATA
 # custom: {pattern: "fs.write..claude/**", decision: "deny", span: "chock's defaults"}
-core contains 870 if {
+core contains 956 if {
 	startswith(input.action, "fs.write..claude/")
 	regex.match("^fs\\.write\\.(?:\\.claude/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -236,11 +236,11 @@ core contains 870 if {
 
 # METADATA
 # custom: {pattern: "fs.write..mcp.json", decision: "deny", span: "chock's defaults"}
-core contains 351 if input.action == "fs.write..mcp.json"
+core contains 363 if input.action == "fs.write..mcp.json"
 
 # METADATA
 # custom: {pattern: "fs.write..codex/**", decision: "deny", span: "chock's defaults"}
-core contains 924 if {
+core contains 1012 if {
 	startswith(input.action, "fs.write..codex/")
 	regex.match("^fs\\.write\\.(?:\\.codex/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -248,7 +248,7 @@ core contains 924 if {
 
 # METADATA
 # custom: {pattern: "fs.write..gemini/**", decision: "deny", span: "chock's defaults"}
-core contains 873 if {
+core contains 959 if {
 	startswith(input.action, "fs.write..gemini/")
 	regex.match("^fs\\.write\\.(?:\\.gemini/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -256,7 +256,7 @@ core contains 873 if {
 
 # METADATA
 # custom: {pattern: "fs.write..cursor/**", decision: "deny", span: "chock's defaults"}
-core contains 874 if {
+core contains 960 if {
 	startswith(input.action, "fs.write..cursor/")
 	regex.match("^fs\\.write\\.(?:\\.cursor/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -264,36 +264,52 @@ core contains 874 if {
 
 # METADATA
 # custom: {pattern: "fs.write..pre-commit-config.yaml", decision: "deny", span: "chock's defaults"}
-core contains 355 if input.action == "fs.write..pre-commit-config.yaml"
+core contains 367 if input.action == "fs.write..pre-commit-config.yaml"
+
+# METADATA
+# custom: {pattern: "fs.write..husky/**", decision: "deny", span: "chock's defaults"}
+core contains 1016 if {
+	startswith(input.action, "fs.write..husky/")
+	regex.match("^fs\\.write\\.(?:\\.husky/.+)$", input.action)
+	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
+}
+
+# METADATA
+# custom: {pattern: "fs.write..devcontainer/**", decision: "deny", span: "chock's defaults"}
+core contains 693 if {
+	startswith(input.action, "fs.write..devcontainer/")
+	regex.match("^fs\\.write\\.(?:\\.devcontainer/.+)$", input.action)
+	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.write..bashrc", decision: "deny", span: "chock's defaults"}
-core contains 356 if input.action == "fs.write..bashrc"
+core contains 370 if input.action == "fs.write..bashrc"
 
 # METADATA
 # custom: {pattern: "fs.write..zshrc", decision: "deny", span: "chock's defaults"}
-core contains 357 if input.action == "fs.write..zshrc"
+core contains 371 if input.action == "fs.write..zshrc"
 
 # METADATA
 # custom: {pattern: "fs.write..profile", decision: "deny", span: "chock's defaults"}
-core contains 358 if input.action == "fs.write..profile"
+core contains 372 if input.action == "fs.write..profile"
 
 # METADATA
 # custom: {pattern: "fs.write..bash_profile", decision: "deny", span: "chock's defaults"}
-core contains 359 if input.action == "fs.write..bash_profile"
+core contains 373 if input.action == "fs.write..bash_profile"
 
 # METADATA
 # custom: {pattern: "fs.write..gitconfig", decision: "deny", span: "chock's defaults"}
-core contains 360 if input.action == "fs.write..gitconfig"
+core contains 374 if input.action == "fs.write..gitconfig"
 
 # METADATA
 # custom: {pattern: "fs.write.chock.zon", decision: "deny", span: "chock's defaults"}
-core contains 361 if input.action == "fs.write.chock.zon"
+core contains 375 if input.action == "fs.write.chock.zon"
 
 # METADATA
 # custom: {pattern: "fs.read.*", decision: "allow", span: "chock's defaults"}
-core contains 1090 if startswith(input.action, "fs.read.")
+core contains 1186 if startswith(input.action, "fs.read.")
 
 # METADATA
 # custom: {pattern: "fs.write.*", decision: "allow", span: "chock's defaults"}
-core contains 1091 if startswith(input.action, "fs.write.")
+core contains 1187 if startswith(input.action, "fs.write.")

@@ -3,7 +3,7 @@
 #
 # The rules of every layer are one set, core: the numbers of the rules
 # that match the action. This layer's numbers start at 0; less that, a
-# number's quotient by the number of rules (57) orders the rules by
+# number's quotient by the number of rules (59) orders the rules by
 # specificity, deny before ask before allow on identical patterns, and its
 # remainder is the rule's place in data.chock.meta.layers[0].rules.
 # The layer's smallest number decides it; none, its default. The
@@ -14,31 +14,31 @@ import rego.v1
 
 # METADATA
 # custom: {pattern: "secret.use.*", decision: "allow", span: "chock.zon:2:16"}
-core contains 1083 if startswith(input.action, "secret.use.")
+core contains 1180 if startswith(input.action, "secret.use.")
 
 # METADATA
 # custom: {pattern: "exec.path.gh", decision: "allow", span: "chock.zon:2:32"}
-core contains 172 if input.action == "exec.path.gh"
+core contains 178 if input.action == "exec.path.gh"
 
 # METADATA
 # custom: {pattern: "exec.*", decision: "allow", span: "chock.zon:2:48"}
-core contains 1313 if startswith(input.action, "exec.")
+core contains 1418 if startswith(input.action, "exec.")
 
 # METADATA
 # custom: {pattern: "mcp.*.tool.search", decision: "allow", span: "chock.zon:2:58"}
-core contains 1143 if glob.match("mcp.*.tool.search", ["."], input.action)
+core contains 1242 if glob.match("mcp.*.tool.search", ["."], input.action)
 
 # METADATA
 # custom: {pattern: "mcp.notion.*", decision: "allow", span: "chock.zon:2:79"}
-core contains 1087 if startswith(input.action, "mcp.notion.")
+core contains 1184 if startswith(input.action, "mcp.notion.")
 
 # METADATA
 # custom: {pattern: "secret.use.DEPLOY_KEY", decision: "ask", span: "chock.zon:3:14"}
-core contains 119 if input.action == "secret.use.DEPLOY_KEY"
+core contains 123 if input.action == "secret.use.DEPLOY_KEY"
 
 # METADATA
 # custom: {pattern: "mcp.*.tool.*", decision: "ask", span: "chock.zon:3:39"}
-core contains 1203 if {
+core contains 1304 if {
 	input.segments[0] == "mcp"
 	input.segments[2] == "tool"
 	input.segments[3]
@@ -46,15 +46,15 @@ core contains 1203 if {
 
 # METADATA
 # custom: {pattern: "exec.path.gh", decision: "ask", span: "chock.zon:3:55"}
-core contains 121 if input.action == "exec.path.gh"
+core contains 125 if input.action == "exec.path.gh"
 
 # METADATA
 # custom: {pattern: "exec.path.curl", decision: "deny", span: "chock.zon:4:15"}
-core contains 65 if input.action == "exec.path.curl"
+core contains 67 if input.action == "exec.path.curl"
 
 # METADATA
 # custom: {pattern: "mcp.*.*.x", decision: "deny", span: "chock.zon:4:33"}
-core contains 1263 if glob.match("mcp.*.*.x", ["."], input.action)
+core contains 1366 if glob.match("mcp.*.*.x", ["."], input.action)
 
 # METADATA
 # custom: {pattern: "mcp.notion.host.com.notion.*", decision: "allow", span: "chock.zon:5:29"}
@@ -62,11 +62,11 @@ core contains 10 if startswith(input.action, "mcp.notion.host.com.notion.")
 
 # METADATA
 # custom: {pattern: "net.fetch.[::1]", decision: "allow", span: "chock.zon:6:29"}
-core contains 182 if input.action == "net.fetch.[::1]"
+core contains 188 if input.action == "net.fetch.[::1]"
 
 # METADATA
 # custom: {pattern: "net.fetch.*.[::1].*", decision: "ask", span: "chock.zon:7:29"}
-core contains 1038 if {
+core contains 1133 if {
 	input.segments[0] == "net"
 	input.segments[1] == "fetch"
 	input.segments[3] == "[::1]"
@@ -75,104 +75,104 @@ core contains 1038 if {
 
 # METADATA
 # custom: {pattern: "*.path.*", decision: "ask", span: "chock.zon:8:29"}
-core contains 1381 if {
+core contains 1488 if {
 	input.segments[1] == "path"
 	input.segments[2]
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.ssh/**", decision: "deny", span: "chock's defaults"}
-core contains 869 if {
+core contains 958 if {
 	startswith(input.action, "fs.read.~/.ssh/")
 	regex.match("^fs\\.read\\.(?:~/\\.ssh/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.aws/**", decision: "deny", span: "chock's defaults"}
-core contains 870 if {
+core contains 959 if {
 	startswith(input.action, "fs.read.~/.aws/")
 	regex.match("^fs\\.read\\.(?:~/\\.aws/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.azure/**", decision: "deny", span: "chock's defaults"}
-core contains 757 if {
+core contains 842 if {
 	startswith(input.action, "fs.read.~/.azure/")
 	regex.match("^fs\\.read\\.(?:~/\\.azure/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gcloud/**", decision: "deny", span: "chock's defaults"}
-core contains 416 if {
+core contains 430 if {
 	startswith(input.action, "fs.read.~/.config/gcloud/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/gcloud/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.kube/**", decision: "deny", span: "chock's defaults"}
-core contains 816 if {
+core contains 903 if {
 	startswith(input.action, "fs.read.~/.kube/")
 	regex.match("^fs\\.read\\.(?:~/\\.kube/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.docker/config.json", decision: "deny", span: "chock's defaults"}
-core contains 247 if input.action == "fs.read.~/.docker/config.json"
+core contains 255 if input.action == "fs.read.~/.docker/config.json"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.netrc", decision: "deny", span: "chock's defaults"}
-core contains 248 if input.action == "fs.read.~/.netrc"
+core contains 256 if input.action == "fs.read.~/.netrc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.git-credentials", decision: "deny", span: "chock's defaults"}
-core contains 249 if input.action == "fs.read.~/.git-credentials"
+core contains 257 if input.action == "fs.read.~/.git-credentials"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/gh/**", decision: "deny", span: "chock's defaults"}
-core contains 592 if {
+core contains 671 if {
 	startswith(input.action, "fs.read.~/.config/gh/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/gh/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.npmrc", decision: "deny", span: "chock's defaults"}
-core contains 251 if input.action == "fs.read.~/.npmrc"
+core contains 259 if input.action == "fs.read.~/.npmrc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.pypirc", decision: "deny", span: "chock's defaults"}
-core contains 252 if input.action == "fs.read.~/.pypirc"
+core contains 260 if input.action == "fs.read.~/.pypirc"
 
 # METADATA
 # custom: {pattern: "fs.read.~/.gnupg/**", decision: "deny", span: "chock's defaults"}
-core contains 766 if {
+core contains 851 if {
 	startswith(input.action, "fs.read.~/.gnupg/")
 	regex.match("^fs\\.read\\.(?:~/\\.gnupg/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.password-store/**", decision: "deny", span: "chock's defaults"}
-core contains 368 if {
+core contains 380 if {
 	startswith(input.action, "fs.read.~/.password-store/")
 	regex.match("^fs\\.read\\.(?:~/\\.password-store/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.config/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 483 if {
+core contains 499 if {
 	startswith(input.action, "fs.read.~/.config/chock/")
 	regex.match("^fs\\.read\\.(?:~/\\.config/chock/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.~/.local/state/chock/**", decision: "deny", span: "chock's defaults"}
-core contains 313 if {
+core contains 323 if {
 	startswith(input.action, "fs.read.~/.local/state/chock/")
 	regex.match("^fs\\.read\\.(?:~/\\.local/state/chock/.+)$", input.action)
 }
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env", decision: "deny", span: "chock's defaults"}
-core contains 998 if {
+core contains 1091 if {
 	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
@@ -180,7 +180,7 @@ core contains 998 if {
 
 # METADATA
 # custom: {pattern: "fs.read.**/.env.*", decision: "deny", span: "chock's defaults"}
-core contains 942 if {
+core contains 1033 if {
 	startswith(input.action, "fs.read.")
 	regex.match("^fs\\.read\\.(?:(?:.+/)?\\.env\\.[^/]*)$", input.action)
 	not regex.match("^fs\\.read\\.(?:/|~/|~$)", input.action)
@@ -188,23 +188,23 @@ core contains 942 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git", decision: "deny", span: "chock's defaults"}
-core contains 259 if input.action == "fs.write..git"
+core contains 267 if input.action == "fs.write..git"
 
 # METADATA
 # custom: {pattern: "fs.write..git/config", decision: "deny", span: "chock's defaults"}
-core contains 260 if input.action == "fs.write..git/config"
+core contains 268 if input.action == "fs.write..git/config"
 
 # METADATA
 # custom: {pattern: "fs.write..git/config.worktree", decision: "deny", span: "chock's defaults"}
-core contains 261 if input.action == "fs.write..git/config.worktree"
+core contains 269 if input.action == "fs.write..git/config.worktree"
 
 # METADATA
 # custom: {pattern: "fs.write..git/commondir", decision: "deny", span: "chock's defaults"}
-core contains 262 if input.action == "fs.write..git/commondir"
+core contains 270 if input.action == "fs.write..git/commondir"
 
 # METADATA
 # custom: {pattern: "fs.write..git/hooks/**", decision: "deny", span: "chock's defaults"}
-core contains 662 if {
+core contains 743 if {
 	startswith(input.action, "fs.write..git/hooks/")
 	regex.match("^fs\\.write\\.(?:\\.git/hooks/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -212,7 +212,7 @@ core contains 662 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/info/**", decision: "deny", span: "chock's defaults"}
-core contains 720 if {
+core contains 803 if {
 	startswith(input.action, "fs.write..git/info/")
 	regex.match("^fs\\.write\\.(?:\\.git/info/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -220,7 +220,7 @@ core contains 720 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/modules/**", decision: "deny", span: "chock's defaults"}
-core contains 607 if {
+core contains 686 if {
 	startswith(input.action, "fs.write..git/modules/")
 	regex.match("^fs\\.write\\.(?:\\.git/modules/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -228,7 +228,7 @@ core contains 607 if {
 
 # METADATA
 # custom: {pattern: "fs.write..git/worktrees/**", decision: "deny", span: "chock's defaults"}
-core contains 551 if {
+core contains 569 if {
 	startswith(input.action, "fs.write..git/worktrees/")
 	regex.match("^fs\\.write\\.(?:\\.git/worktrees/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -236,15 +236,15 @@ core contains 551 if {
 
 # METADATA
 # custom: {pattern: "fs.write..gitmodules", decision: "deny", span: "chock's defaults"}
-core contains 267 if input.action == "fs.write..gitmodules"
+core contains 275 if input.action == "fs.write..gitmodules"
 
 # METADATA
 # custom: {pattern: "fs.write..envrc", decision: "deny", span: "chock's defaults"}
-core contains 268 if input.action == "fs.write..envrc"
+core contains 276 if input.action == "fs.write..envrc"
 
 # METADATA
 # custom: {pattern: "fs.write..vscode/**", decision: "deny", span: "chock's defaults"}
-core contains 839 if {
+core contains 926 if {
 	startswith(input.action, "fs.write..vscode/")
 	regex.match("^fs\\.write\\.(?:\\.vscode/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -252,7 +252,7 @@ core contains 839 if {
 
 # METADATA
 # custom: {pattern: "fs.write..idea/**", decision: "deny", span: "chock's defaults"}
-core contains 954 if {
+core contains 1045 if {
 	startswith(input.action, "fs.write..idea/")
 	regex.match("^fs\\.write\\.(?:\\.idea/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -260,7 +260,7 @@ core contains 954 if {
 
 # METADATA
 # custom: {pattern: "fs.write..claude/**", decision: "deny", span: "chock's defaults"}
-core contains 841 if {
+core contains 928 if {
 	startswith(input.action, "fs.write..claude/")
 	regex.match("^fs\\.write\\.(?:\\.claude/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -268,11 +268,11 @@ core contains 841 if {
 
 # METADATA
 # custom: {pattern: "fs.write..mcp.json", decision: "deny", span: "chock's defaults"}
-core contains 272 if input.action == "fs.write..mcp.json"
+core contains 280 if input.action == "fs.write..mcp.json"
 
 # METADATA
 # custom: {pattern: "fs.write..codex/**", decision: "deny", span: "chock's defaults"}
-core contains 900 if {
+core contains 989 if {
 	startswith(input.action, "fs.write..codex/")
 	regex.match("^fs\\.write\\.(?:\\.codex/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -280,7 +280,7 @@ core contains 900 if {
 
 # METADATA
 # custom: {pattern: "fs.write..gemini/**", decision: "deny", span: "chock's defaults"}
-core contains 844 if {
+core contains 931 if {
 	startswith(input.action, "fs.write..gemini/")
 	regex.match("^fs\\.write\\.(?:\\.gemini/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -288,7 +288,7 @@ core contains 844 if {
 
 # METADATA
 # custom: {pattern: "fs.write..cursor/**", decision: "deny", span: "chock's defaults"}
-core contains 845 if {
+core contains 932 if {
 	startswith(input.action, "fs.write..cursor/")
 	regex.match("^fs\\.write\\.(?:\\.cursor/.+)$", input.action)
 	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
@@ -296,36 +296,52 @@ core contains 845 if {
 
 # METADATA
 # custom: {pattern: "fs.write..pre-commit-config.yaml", decision: "deny", span: "chock's defaults"}
-core contains 276 if input.action == "fs.write..pre-commit-config.yaml"
+core contains 284 if input.action == "fs.write..pre-commit-config.yaml"
+
+# METADATA
+# custom: {pattern: "fs.write..husky/**", decision: "deny", span: "chock's defaults"}
+core contains 993 if {
+	startswith(input.action, "fs.write..husky/")
+	regex.match("^fs\\.write\\.(?:\\.husky/.+)$", input.action)
+	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
+}
+
+# METADATA
+# custom: {pattern: "fs.write..devcontainer/**", decision: "deny", span: "chock's defaults"}
+core contains 640 if {
+	startswith(input.action, "fs.write..devcontainer/")
+	regex.match("^fs\\.write\\.(?:\\.devcontainer/.+)$", input.action)
+	not regex.match("^fs\\.write\\.(?:/|~/|~$)", input.action)
+}
 
 # METADATA
 # custom: {pattern: "fs.write..bashrc", decision: "deny", span: "chock's defaults"}
-core contains 277 if input.action == "fs.write..bashrc"
+core contains 287 if input.action == "fs.write..bashrc"
 
 # METADATA
 # custom: {pattern: "fs.write..zshrc", decision: "deny", span: "chock's defaults"}
-core contains 278 if input.action == "fs.write..zshrc"
+core contains 288 if input.action == "fs.write..zshrc"
 
 # METADATA
 # custom: {pattern: "fs.write..profile", decision: "deny", span: "chock's defaults"}
-core contains 279 if input.action == "fs.write..profile"
+core contains 289 if input.action == "fs.write..profile"
 
 # METADATA
 # custom: {pattern: "fs.write..bash_profile", decision: "deny", span: "chock's defaults"}
-core contains 280 if input.action == "fs.write..bash_profile"
+core contains 290 if input.action == "fs.write..bash_profile"
 
 # METADATA
 # custom: {pattern: "fs.write..gitconfig", decision: "deny", span: "chock's defaults"}
-core contains 281 if input.action == "fs.write..gitconfig"
+core contains 291 if input.action == "fs.write..gitconfig"
 
 # METADATA
 # custom: {pattern: "fs.write.chock.zon", decision: "deny", span: "chock's defaults"}
-core contains 282 if input.action == "fs.write.chock.zon"
+core contains 292 if input.action == "fs.write.chock.zon"
 
 # METADATA
 # custom: {pattern: "fs.read.*", decision: "allow", span: "chock's defaults"}
-core contains 1480 if startswith(input.action, "fs.read.")
+core contains 1591 if startswith(input.action, "fs.read.")
 
 # METADATA
 # custom: {pattern: "fs.write.*", decision: "allow", span: "chock's defaults"}
-core contains 1481 if startswith(input.action, "fs.write.")
+core contains 1592 if startswith(input.action, "fs.write.")
