@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -316,5 +317,28 @@ func TestDeniedNameOfAnAllowedFile(t *testing.T) {
 				t.Error("no exec.nested of /bin/sh refused as exec.path.sh")
 			}
 		})
+	}
+}
+
+// TestHiddenSocketGoneDuringTheSession: a daemon's socket in /run hidden
+// at session start goes away (the daemon stopped): the next call runs,
+// with nothing there to cover. Every call was refused ("hiding
+// /run/….sock: it is gone since the session started").
+func TestHiddenSocketGoneDuringTheSession(t *testing.T) {
+	sock := fmt.Sprintf("/run/chock-test-gone-%d.sock", os.Getpid())
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatalf("listening at %s (the test needs to): %v", sock, err)
+	}
+	f := newFixture(t, `.{ .policy = .{ .allow = .{ "exec.path.true" } } }`, nil, nil)
+	if !slices.Contains(f.s.hidden, sock) {
+		t.Fatalf("%s is not hidden: %v", sock, f.s.hidden)
+	}
+	ln.Close() // removes the socket
+	if _, err := os.Lstat(sock); err == nil {
+		os.Remove(sock)
+	}
+	if res, err := f.exec(t, 20*time.Second, "true"); err != nil || res.ExitCode != 0 {
+		t.Fatalf("a call after the socket went: %+v %v", res, err)
 	}
 }

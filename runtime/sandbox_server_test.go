@@ -136,3 +136,32 @@ func TestLocalServerInTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// TestServerPackageInTmp: a server whose script sits in the person's /tmp
+// with a module beside it (a package, a node_modules) starts: the private
+// /tmp is over it, so the package's folder is bound back read-only.
+func TestServerPackageInTmp(t *testing.T) {
+	pkg := filepath.Join(t.TempDir(), "pkg")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "helper.py"), []byte("NAME = 'helper'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(pkg, "main.py")
+	if err := os.WriteFile(main, []byte("import helper\n"+serverAttack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	f := newFixtureWith(t, fmt.Sprintf(`.{
+    .policy = .{ .allow = .{ "mcp.attack.tool.probe" } },
+    .mcp_servers = .{ .{ .name = "attack", .command = .{ "/usr/bin/python3", %q, "/nonexistent", %q } } },
+}`, main, filepath.Join(work, "said")), nil, nil, func(o *Options) { o.Writable = []string{work}; o.MCP.Dir = work })
+	if len(f.s.private) == 0 {
+		t.Fatal("the session has no private /tmp")
+	}
+	sts, err := f.s.StartServers(context.Background())
+	if err != nil || len(sts) != 1 || !sts[0].Started {
+		t.Fatalf("a server whose package is in /tmp did not start: %+v %v", sts, err)
+	}
+}

@@ -195,6 +195,40 @@ func (s *Session) inPrivate(p string) bool {
 	return false
 }
 
+// serverBindBack is what of a server's file p, in the person's /tmp, is
+// bound back read-only: its outermost folder below the temporary folder
+// that holds no writable folder (a script's whole package, its
+// node_modules beside it), or "" where a writable folder holds p already.
+func (s *Session) serverBindBack(p string) string {
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	isAt := func(d string) bool {
+		return slices.ContainsFunc(s.private, func(pd sandbox.PrivateDir) bool { return pd.At == d })
+	}
+	holds := func(d string) bool {
+		for _, w := range s.writable {
+			if w == d || strings.HasPrefix(w, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range s.writable {
+		if !isAt(w) && strings.HasPrefix(p, w+"/") {
+			return "" // bound back writable with its folder
+		}
+	}
+	best := p
+	for d := filepath.Dir(p); s.inPrivate(d) && !isAt(d); d = filepath.Dir(d) {
+		if holds(d) {
+			break
+		}
+		best = d
+	}
+	return best
+}
+
 // serverSpec is a local server's sandbox: what an exec call's is, but
 // that it runs what it was built to run (no execute set, no exec watch).
 func (s *Session) serverSpec(ctx context.Context, cmd *exec.Cmd, network bool) (*sandbox.Spec, error) {
@@ -219,13 +253,13 @@ func (s *Session) serverSpec(ctx context.Context, cmd *exec.Cmd, network bool) (
 	// The PATH's folders inside a writable one are read-only, as in every
 	// call: a server plants no program a call would run.
 	ro := s.underWritable(append(append([]string(nil), s.programs.Dirs...), s.pinned...))
-	// A file the configured command names in the person's /tmp (a test
-	// binary, a script) is bound back in, read-only: the session's
-	// private /tmp is over it.
-	for _, a := range cmd.Args[1:] {
-		if filepath.IsAbs(a) && s.inPrivate(a) {
-			if _, err := os.Stat(a); err == nil {
-				ro = append(ro, filepath.Clean(a))
+	// What the configured command names in the person's /tmp (its
+	// program, a script and the package around it) is bound back in,
+	// read-only: the session's private /tmp is over it.
+	for _, a := range append([]string{cmd.Path}, cmd.Args[1:]...) {
+		if filepath.IsAbs(a) && s.inPrivate(filepath.Clean(a)) {
+			if d := s.serverBindBack(filepath.Clean(a)); d != "" {
+				ro = append(ro, d)
 			}
 		}
 	}

@@ -388,6 +388,16 @@ func bindWritable(dir string) error {
 // socket with /dev/null. It must still be there: one gone since the
 // session started refuses the call.
 func hide(path string, pins map[string]Inode) error {
+	if _, pinned := pins[path]; !pinned {
+		// A socket or file (only folders are pinned) gone since the
+		// session started, as a daemon's socket goes when it stops:
+		// nothing is there to reach, so nothing to cover. A pinned folder
+		// gone is an error: it may have been moved, with what it holds.
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err == unix.ENOENT {
+			return nil
+		}
+	}
 	fd, err := openPinned(path, pins)
 	if err != nil {
 		return err
