@@ -84,7 +84,23 @@ func fileRule(r FileRule, cover **coverFile) error {
 			break
 		}
 		for _, k := range r.Keep {
-			if err = bindWritable(filepath.Join(r.Path, k)); err != nil {
+			p := filepath.Join(r.Path, k)
+			kfd, kerr := openKept(p)
+			if kerr != nil {
+				continue // gone, or a symlink now: it stays read-only
+			}
+			var kst unix.Stat_t
+			if err = unix.Fstat(kfd, &kst); err == nil {
+				// Bound onto itself from what was opened, then made
+				// writable: a path swapped since is not followed.
+				kat := fmt.Sprintf("/proc/self/fd/%d", kfd)
+				if err = unix.Mount(kat, kat, "", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+					rw := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+					err = unix.MountSetattr(-1, p, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &rw)
+				}
+			}
+			unix.Close(kfd)
+			if err != nil {
 				break
 			}
 		}
@@ -116,9 +132,9 @@ func unreadableDir(dir, at string, keep []string) error {
 		}
 	}()
 	for _, rel := range keep {
-		fd, err := unix.Open(filepath.Join(dir, rel), unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, err := openKept(filepath.Join(dir, rel))
 		if err != nil {
-			continue // gone: nothing to let through
+			continue // gone, or a symlink now: nothing to let through
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
@@ -192,6 +208,26 @@ func unreadableDir(dir, at string, keep []string) error {
 		return err
 	}
 	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// openKept opens (O_PATH) a path a rule lets through a cover, refusing
+// one that is or passes through a symlink: the plan named real paths, so
+// a symlink there now was put there since (by another call), and would
+// lead the bind to what it points at.
+func openKept(p string) (int, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err == unix.ENOSYS {
+		// Before Linux 5.6: the last name at least is not followed.
+		if fd, err = unix.Open(p, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0); err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(fd)
+			return -1, unix.ELOOP
+		}
+	}
+	return fd, err
 }
 
 // coverFile is an empty file of mode 000 on a detached read-only tmpfs,

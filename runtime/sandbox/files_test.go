@@ -106,3 +106,23 @@ func TestFileRuleMovedIsRefused(t *testing.T) {
 		t.Fatalf("refused for another reason: %v", err)
 	}
 }
+
+// TestKeptPathSwappedForASymlink: a path a rule lets through a cover
+// (~/.aws/config under a denied ~/.aws) that is a symlink when the init
+// mounts (another call swapped it in after the plan, pointing at
+// ~/.aws/credentials) is not let through: the cover's stub stays, and the
+// credentials stay unread.
+func TestKeptPathSwappedForASymlink(t *testing.T) {
+	home := t.TempDir()
+	aws := filepath.Join(home, ".aws")
+	must(t, os.MkdirAll(aws, 0o700))
+	must(t, os.WriteFile(filepath.Join(aws, "credentials"), []byte("AWS-SECRET"), 0o600))
+	must(t, os.Symlink("credentials", filepath.Join(aws, "config")))
+	spec := &Spec{Path: "/usr/bin/dash", Dir: home, Exec: append(interp(t, "/usr/bin/dash"), "/usr/bin/cat"),
+		FileRules: []FileRule{{Path: aws, Op: Unreadable, Keep: []string{"config"}}},
+		Argv:      []string{"sh", "-c", "cat " + aws + "/config; echo config=$?"}}
+	out, _, _ := run(t, spec)
+	if strings.Contains(out, "AWS-SECRET") || !strings.Contains(out, "config=1") {
+		t.Fatalf("the kept path, a symlink now, was let through:\n%s", out)
+	}
+}
