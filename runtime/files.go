@@ -96,7 +96,7 @@ func (s *Session) fileRoots() fileRoots {
 		dirs := gitDirs(root)
 		r.git = append(r.git, dirs...)
 		for _, g := range append([]string{filepath.Join(root, ".git")}, dirs...) {
-			if h := hooksPath(g, root, r.home); h != "" && !slices.Contains(r.hooks, h) {
+			if h := hooksPath(g, root, r.home, r.rel); h != "" && !slices.Contains(r.hooks, h) {
 				r.hooks = append(r.hooks, h)
 			}
 		}
@@ -106,29 +106,29 @@ func (s *Session) fileRoots() fileRoots {
 
 // hooksPath is the folder the config of git folder g names in
 // core.hooksPath (relative to the worktree's root, as git reads it), or
-// "". An include the config makes is not followed.
-func hooksPath(g, root, home string) string {
+// "". Values are read as git reads them (a key on its section's line,
+// quoted parts, escapes, comments, continued lines); an include the config
+// makes is not followed. A folder that holds a writable folder, the home
+// folder or / is left out: covering it would refuse every write of a call.
+func hooksPath(g, root, home string, writable []string) string {
 	b, err := os.ReadFile(filepath.Join(g, "config"))
 	if err != nil || len(b) > 1<<20 {
 		return ""
 	}
+	text := strings.ReplaceAll(string(b), "\\\n", "") // a value continued on the next line
 	core, out := false, ""
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "[") {
-			sec, _, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
+			sec, rest, _ := strings.Cut(line[1:], "]")
 			core = strings.EqualFold(strings.TrimSpace(sec), "core")
-			continue
+			line = strings.TrimSpace(rest)
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !core || !ok || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
 			continue
 		}
-		v = strings.TrimSpace(v)
-		if i := strings.IndexAny(v, "#;"); i >= 0 && !strings.HasPrefix(v, `"`) {
-			v = strings.TrimSpace(v[:i])
-		}
-		out = strings.Trim(v, `"`) // the last one wins, as in git
+		out = gitValue(v) // the last one wins, as in git
 	}
 	switch {
 	case out == "":
@@ -138,7 +138,53 @@ func hooksPath(g, root, home string) string {
 	case !filepath.IsAbs(out):
 		out = filepath.Join(root, out)
 	}
-	return filepath.Clean(out)
+	out = filepath.Clean(out)
+	for _, w := range append([]string{"/", home}, writable...) {
+		if w != "" && (out == w || strings.HasPrefix(w, out+"/") || out == "/") {
+			return ""
+		}
+	}
+	return out
+}
+
+// gitValue is a git config value as git reads it: surrounding space
+// trimmed, "…" parts unquoted, \" \\ \n \t \b unescaped, and a # or ;
+// outside quotes starting a comment.
+func gitValue(v string) string {
+	var b strings.Builder
+	quoted, pending := false, ""
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '\\' && i+1 < len(v):
+			i++
+			b.WriteString(pending)
+			pending = ""
+			switch v[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'b':
+				b.WriteByte('\b')
+			default:
+				b.WriteByte(v[i])
+			}
+		case c == '"':
+			b.WriteString(pending)
+			pending = ""
+			quoted = !quoted
+		case !quoted && (c == '#' || c == ';'):
+			return strings.TrimLeft(b.String(), " \t")
+		case !quoted && (c == ' ' || c == '\t'):
+			pending += string(c) // kept only if more of the value follows
+		default:
+			b.WriteString(pending)
+			pending = ""
+			b.WriteByte(c)
+		}
+	}
+	return strings.TrimLeft(b.String(), " \t")
 }
 
 // homeDir is the home folder calls get (HOME of the base environment),

@@ -188,3 +188,42 @@ func TestHooksPathAndHuskyNotPlanted(t *testing.T) {
 		t.Fatal("git outside the call ran a hook a call planted")
 	}
 }
+
+// TestHooksPathReadAsGitReadsIt: core.hooksPath read as git itself reads
+// it from the same config (git config --file … --get), for the forms git
+// accepts; a value that would cover the project or home is left out.
+func TestHooksPathReadAsGitReadsIt(t *testing.T) {
+	root := t.TempDir()
+	g := filepath.Join(root, ".git")
+	if err := os.MkdirAll(g, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []string{
+		"[core]\n\thooksPath = .githooks\n",
+		"[core] hooksPath = .evil1\n",
+		"[core]\n\thooksPath = .ev\"il2\"\n",
+		"[core]\n\thooksPath = \".evil3\" ; c\n",
+		"[CORE]\n\tHOOKSPATH = hooks # the team's\n",
+		"[core]\n\thooksPath = a\\\nb\n",
+		"[core]\n\thooksPath = \"with space\"\n",
+		"[core \"x\"]\n\thooksPath = not-core\n[core]\n\tbare = false\n",
+	} {
+		if err := os.WriteFile(filepath.Join(g, "config"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command("git", "config", "--file", filepath.Join(g, "config"), "--get", "core.hooksPath").Output()
+		want := strings.TrimSuffix(string(out), "\n")
+		if want != "" {
+			want = filepath.Join(root, want)
+		}
+		if got := hooksPath(g, root, "/nonexistent-home", []string{root}); got != want {
+			t.Errorf("%q: got %q, git reads %q", cfg, got, want)
+		}
+	}
+	for _, v := range []string{".", "..", "/"} {
+		os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n\thooksPath = "+v+"\n"), 0o644)
+		if got := hooksPath(g, root, "/nonexistent-home", []string{root}); got != "" {
+			t.Errorf("hooksPath %q is covered as %q: every write would be refused", v, got)
+		}
+	}
+}

@@ -165,3 +165,13 @@ func TestServerPackageInTmp(t *testing.T) {
 		t.Fatalf("a server whose package is in /tmp did not start: %+v %v", sts, err)
 	}
 }
+
+// TestServerNamingTmpSeesTheSessionsTmp: a server configured with /tmp
+// itself (server-filesystem /tmp) sees the session's private /tmp, not the
+// person's with its sockets.
+func TestServerNamingTmpSeesTheSessionsTmp(t *testing.T) {
+	f := newFixture(t, `.{}`, nil, nil)
+	if got := f.s.serverBindBack("/tmp"); got != "" {
+		t.Fatalf("a server naming /tmp gets %q bound back", got)
+	}
+}

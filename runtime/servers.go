@@ -214,6 +214,9 @@ func (s *Session) serverBindBack(p string) string {
 		}
 		return false
 	}
+	if isAt(p) {
+		return "" // /tmp itself (server-filesystem /tmp): the session's own, never the person's with its sockets
+	}
 	for _, w := range s.writable {
 		if !isAt(w) && strings.HasPrefix(p, w+"/") {
 			return "" // bound back writable with its folder

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -94,6 +95,8 @@ type Exec struct {
 	// Refused says the watch refused the execve (EACCES): it named one
 	// of Spec.Interpreters.
 	Refused bool
+	// gone: the process went away before it could be described.
+	gone bool
 }
 
 // watch reads the listener until every process of the call is gone,
@@ -128,9 +131,16 @@ func watch(listener *os.File, report func(Exec), refuse map[Inode]bool) {
 			return
 		}
 		resp := seccompNotifResp{ID: n.ID, Flags: notifFlagContinue}
-		if !first && (report != nil || len(refuse) > 0) {
+		if !first {
 			e := describe(fd, &n)
-			if e.Err == nil && refuse[InodeOf(e.ID)] {
+			switch {
+			case e.gone:
+			case e.Err != nil:
+				// What chock cannot resolve does not run: the kernel
+				// would fail it too, or it names the file by a way
+				// chock cannot follow (/proc/self in the call's /proc).
+				resp = seccompNotifResp{ID: n.ID, Error: answer(e.Err)}
+			case refuse[InodeOf(e.ID)]:
 				e.Refused = true
 				resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EACCES)}
 			}
@@ -168,8 +178,15 @@ func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
 	return nil
 }
 
-// describe reads the path an execve names and resolves it in the
-// process's own view (its root, its working directory or dirfd).
+// describe reads the path an execve names and resolves it as the process
+// does: inside its root (absolute symlinks and ".." stay in it), from its
+// working directory or dirfd. What cannot be resolved so, chock cannot
+// tell what it names: Err says why, and the watch answers the execve
+// with that error rather than let the kernel run it. /proc/self inside
+// the call's /proc is such a path (chock has no pid in the call's pid
+// namespace), and with it /dev/fd/N: a program execs a file through
+// them only by the descriptor-less form of fexecve, which answers
+// ENOENT; execveat with AT_EMPTY_PATH works.
 func describe(lfd int, n *seccompNotif) Exec {
 	e := Exec{Pid: int(n.Pid)}
 	addr, dirfd := n.Data.Args[0], int32(unix.AT_FDCWD)
@@ -179,7 +196,8 @@ func describe(lfd int, n *seccompNotif) Exec {
 	path, err := readString(e.Pid, addr)
 	id := n.ID
 	if ioctl(lfd, ioctlNotifIDValid, unsafe.Pointer(&id)) != nil {
-		err = errors.New("the process went away")
+		e.Err, e.gone = errors.New("the process went away"), true
+		return e
 	}
 	if err != nil {
 		e.Err = err
@@ -187,27 +205,64 @@ func describe(lfd int, n *seccompNotif) Exec {
 	}
 	e.Path = path
 	proc := "/proc/" + strconv.Itoa(e.Pid)
-	var full string
-	switch {
-	case path == "" && n.Data.Nr == int32(unix.SYS_EXECVEAT):
-		full = proc + "/fd/" + strconv.Itoa(int(dirfd))
-	case strings.HasPrefix(path, "/"):
-		full = proc + "/root" + path
-	case dirfd == unix.AT_FDCWD:
-		full = proc + "/cwd/" + path
-	default:
-		full = proc + "/fd/" + strconv.Itoa(int(dirfd)) + "/" + path
+	if path == "" && n.Data.Nr == int32(unix.SYS_EXECVEAT) {
+		// AT_EMPTY_PATH: the file the descriptor is.
+		full := proc + "/fd/" + strconv.Itoa(int(dirfd))
+		if e.ID, e.Err = Identify(full); e.Err == nil {
+			e.File, _ = filepath.EvalSymlinks(full)
+		}
+		return e
 	}
-	id2, err := Identify(full)
+	inRoot := path
+	if !strings.HasPrefix(path, "/") {
+		base := proc + "/cwd"
+		if dirfd != unix.AT_FDCWD {
+			base = proc + "/fd/" + strconv.Itoa(int(dirfd))
+		}
+		dir, err := os.Readlink(base)
+		if err != nil || !strings.HasPrefix(dir, "/") {
+			e.Err = fmt.Errorf("the folder the path is relative to cannot be resolved: %w", unix.ENOENT)
+			return e
+		}
+		inRoot = dir + "/" + path // not cleaned: ".." after a symlink is the kernel's to resolve
+	}
+	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		e.Err = err
 		return e
 	}
-	e.ID = id2
-	if r, err := filepath.EvalSymlinks(full); err == nil {
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, inRoot, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT})
+	if err != nil {
+		e.Err = &os.PathError{Op: "resolve", Path: path, Err: err}
+		return e
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		e.Err = err
+		return e
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		e.Err = &os.PathError{Op: "exec", Path: path, Err: unix.EACCES}
+		return e
+	}
+	e.ID = FileID{Dev: uint64(st.Dev), Ino: st.Ino, Ctime: unix.TimespecToNsec(st.Ctim)}
+	if r, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil {
 		e.File = r
 	}
 	return e
+}
+
+// answer is the error an execve chock could not resolve gets instead of
+// running: what resolving it failed with (ENOENT for a PATH search's
+// miss, as the kernel would say), else EACCES.
+func answer(err error) int32 {
+	var errno unix.Errno
+	if errors.As(err, &errno) && errno != 0 {
+		return -int32(errno)
+	}
+	return -int32(unix.EACCES)
 }
 
 // readString reads a NUL-terminated string of at most PATH_MAX bytes at
