@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,3 +204,48 @@ func reverse(s string) string {
 }
 
 func pyQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// TestSecretHoldingScriptRuns: a program that is a script, given a
+// secret, runs: its #! interpreter and the ELF interpreter that one needs
+// are its own, not helpers it must declare.
+func TestSecretHoldingScriptRuns(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "tool"), []byte("#!/usr/bin/python3\nimport os\nprint('len', len(os.environ['GITHUB_TOKEN']))\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureWith(t, `.{
+    .policy = .{ .allow = .{ "exec.path.tool", "exec.path.python3", "secret.use.GITHUB_TOKEN" } },
+    .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "exec.path.tool" } },
+}`, values, nil, func(o *Options) {
+		o.BaseEnv = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=/nonexistent"}
+	})
+	res, err := f.exec(t, 20*time.Second, "tool")
+	if err != nil || !strings.Contains(res.Stdout, fmt.Sprintf("len %d", len(values["GITHUB_TOKEN"]))) {
+		t.Fatalf("a secret-holding script: %+v %v", res, err)
+	}
+}
+
+// TestDeclaredScriptRunsInASecretHoldingCall: a script a secret-holding
+// program declares in .calls runs, with its allowed #! interpreter.
+func TestDeclaredScriptRunsInASecretHoldingCall(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "helper"), []byte("#!/usr/bin/python3\nprint('helper ran')\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureWith(t, `.{
+    .policy = .{ .allow = .{ "exec.path.sh", "exec.path.helper", "exec.path.python3", "secret.use.GITHUB_TOKEN" } },
+    .programs = .{ .{ .name = "sh", .calls = .{ "exec.path.helper" } } },
+    .secrets = .{ .{ .name = "GITHUB_TOKEN", .to = "exec.path.sh" } },
+}`, values, nil, func(o *Options) {
+		o.BaseEnv = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=/nonexistent"}
+	})
+	res, err := f.exec(t, 20*time.Second, "sh", "-c", "helper; python3 -c 'print(\"python3 ran\")'")
+	if err != nil || !strings.Contains(res.Stdout, "helper ran") {
+		t.Fatalf("a declared script in a secret-holding call: %+v %v", res, err)
+	}
+	// Its interpreter runs as the script's, never exec'd itself: python3
+	// -c would run whatever the agent says, with the secret.
+	if strings.Contains(res.Stdout, "python3 ran") {
+		t.Fatalf("the declared script's interpreter ran by itself: %+v", res)
+	}
+}

@@ -46,6 +46,10 @@ type execRights struct {
 	// means (ld.so): the kernel loads them for a program, but an execve
 	// naming one is refused (sandbox.Spec.Interpreters).
 	interps map[string]bool
+	// scripts are the #! interpreters of the scripts one call's program
+	// declares (.calls): in a call that holds a secret they run only as
+	// those scripts' interpreters, never exec'd themselves.
+	scripts []string
 }
 
 type verdict struct {
@@ -224,6 +228,7 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	// the interpreter its #! line or PT_INTERP names.
 	own := []string{prog}
 	var bare []string
+	scriptInterp := "" // the program's #! interpreter, when it is a script
 	switch {
 	case script:
 		// A script runs its interpreter, which the policy must let run too:
@@ -238,6 +243,11 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 			return nil, nil, &RefusedError{Action: c.Action, Reason: why}
 		}
 		own = append(own, interp)
+		scriptInterp = interp
+		// And the ELF interpreter that one needs (python3's ld.so).
+		if elf, sub, err := sandbox.Interpreter(interp); err == nil && !sub && elf != "" {
+			own = append(own, elf)
+		}
 	case interp != "":
 		allow = append(allow, interp)
 		own = append(own, interp)
@@ -259,6 +269,13 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		// allows, a program it runs would hold the secret too (git's
 		// core.fsmonitor, a gh extension).
 		allow = slices.Compact(slices.Clone(own))
+		// A #! interpreter runs only as its script's: python3 exec'd
+		// itself would run whatever the agent says, with the secret.
+		for _, p := range append(slices.Clone(rights.scripts), scriptInterp) {
+			if p != "" && !s.declares(c.prog.Name, p) {
+				bare = append(bare, p)
+			}
+		}
 		strict = fmt.Sprintf("the call holds a secret, so it runs only %s and what .programs %q declares in .calls", c.prog.Name, c.prog.Name)
 	}
 	// The call's directory by an absolute path: the init enters it after
@@ -323,6 +340,32 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	return sc.Cmd, start, nil
 }
 
+// declares says whether program name's .calls declare a name that means
+// the file at path.
+func (s *Session) declares(name, path string) bool {
+	id, err := sandbox.Identify(path)
+	if err != nil {
+		return false
+	}
+	for _, p := range s.opts.Engine.Meta().Programs {
+		if p.Name != name {
+			continue
+		}
+		for _, call := range p.Calls {
+			n, ok := strings.CutPrefix(call, "exec.path.")
+			if !ok {
+				continue
+			}
+			for _, f := range s.programs.Means(n) {
+				if f.ID == id {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // bareInterpreters are the files of allow that are ELF interpreters no
 // allowed name means: each runs only as the interpreter the kernel loads
 // for a program, never as a program itself (ld.so would run any file).
@@ -372,7 +415,17 @@ func (s *Session) declaredCalls(ctx context.Context, name string, rights *execRi
 			}
 			allow = append(allow, f.Path)
 			own.dirs = append(own.dirs, filepath.Dir(f.Path)) // read-only, like every program's
-			if interp, script, err := sandbox.Interpreter(f.Path); err == nil && !script && interp != "" {
+			interp, script, err := sandbox.Interpreter(f.Path)
+			if err == nil && script && interp != "" {
+				// A declared script: its #! interpreter runs with it where
+				// the policy allows that too, as for a top-level script.
+				if id, err := sandbox.Identify(interp); err == nil && rights.by[id].decision != nil && rights.by[id].decision.Decision == config.Allow {
+					allow = append(allow, interp)
+					own.scripts = append(own.scripts, interp)
+					interp, script, err = sandbox.Interpreter(interp)
+				}
+			}
+			if err == nil && !script && interp != "" {
 				allow = append(allow, interp)
 				if id, err := sandbox.Identify(interp); err == nil {
 					if v, named := rights.by[id]; !named || v.decision.Decision != config.Allow {
