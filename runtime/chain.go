@@ -92,6 +92,9 @@ type RefusedError struct {
 	Action      string
 	Reason      string
 	Explanation *eval.Explanation
+	// stale says the sandbox's file plan was outrun by the file system:
+	// planned again, the call may start.
+	stale bool
 }
 
 func (e *RefusedError) Error() string { return fmt.Sprintf("refused %s: %s", e.Action, e.Reason) }

@@ -69,17 +69,31 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 		// The convention some tools read to continue the call's trace.
 		env = append(env, "TRACEPARENT="+tp)
 	}
-	cmd, start, err := s.command(ctx, c, env)
+	var stdout, stderr boundedBuffer
+	var ow, ew *redact.Writer
+	cmd, err := s.started(ctx, c, env, func(cmd *exec.Cmd) {
+		if r.Background {
+			return // given nothing, waited for by nobody; stopped when the session ends
+		}
+		if r.Stdin != "" {
+			cmd.Stdin = strings.NewReader(r.Stdin)
+		}
+		ow, ew = redact.NewWriter(&stdout, s.redact), redact.NewWriter(&stderr, s.redact)
+		cmd.Stdout, cmd.Stderr = ow, ew
+		cmd.WaitDelay = pipeGrace
+	})
 	if err != nil {
 		s.release(c.filePlan)
-		return nil, err
+		var refused *RefusedError
+		switch {
+		case errors.As(err, &refused) || cmd == nil:
+			return nil, err
+		case r.Dir != "":
+			return nil, fmt.Errorf("starting %s in %s: %w", r.Argv[0], r.Dir, err)
+		}
+		return nil, fmt.Errorf("starting %s: %w", r.Argv[0], err)
 	}
 	if r.Background {
-		// Given nothing, waited for by nobody; stopped when the session ends.
-		if err := start(); err != nil {
-			s.release(c.filePlan)
-			return nil, err
-		}
 		s.mu.Lock()
 		s.background = append(s.background, cmd.Process)
 		s.mu.Unlock()
@@ -89,25 +103,7 @@ func (s *Session) runExec(ctx context.Context, c *Call) (*Result, error) {
 		}()
 		return &Result{Background: true, PID: cmd.Process.Pid}, nil
 	}
-	if r.Stdin != "" {
-		cmd.Stdin = strings.NewReader(r.Stdin)
-	}
-	var stdout, stderr boundedBuffer
-	ow := redact.NewWriter(&stdout, s.redact)
-	ew := redact.NewWriter(&stderr, s.redact)
-	cmd.Stdout, cmd.Stderr = ow, ew
-	cmd.WaitDelay = pipeGrace
 	defer s.release(c.filePlan)
-	if err := start(); err != nil {
-		var refused *RefusedError
-		if errors.As(err, &refused) {
-			return nil, err
-		}
-		if r.Dir != "" {
-			return nil, fmt.Errorf("starting %s in %s: %w", r.Argv[0], r.Dir, err)
-		}
-		return nil, fmt.Errorf("starting %s: %w", r.Argv[0], err)
-	}
 	defer c.net.close()
 	s.track(cmd.Process.Pid)
 	defer s.untrack(cmd.Process.Pid)

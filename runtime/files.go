@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -635,6 +636,18 @@ func (s *Session) planFiles(ctx context.Context) (*filePlan, error) {
 			}
 			if (writeSelf || writeAll) && writable(filepath.Dir(firstMissing(real))) {
 				m := firstMissing(real)
+				if g := filepath.Dir(m); filepath.Base(g) == ".git" && emptyDir(g) {
+					// An empty .git (another chock process's placeholder, or
+					// one a call made) is read-only as it is: nothing is made
+					// inside it, which would keep the other from removing it.
+					if i := slices.IndexFunc(plan.rules, func(r sandbox.FileRule) bool { return r.Path == g }); i >= 0 {
+						plan.rules[i].Op = sandbox.ReadOnly // pinned as a folder: now read-only too
+					} else {
+						plan.rules = append(plan.rules, sandbox.FileRule{Path: g, Op: sandbox.ReadOnly})
+					}
+					plan.protected = append(plan.protected, protectedPath{path: real, names: t.names, op: "write", rule: ws + wr})
+					continue
+				}
 				dir := m != real || t.subtree
 				for _, other := range order {
 					if _, ok := action.PathUnder(m, other); ok {
@@ -791,6 +804,20 @@ func creatable(p string) bool {
 			return false
 		}
 	}
+}
+
+// emptyDir says whether p is a folder (not a symlink) with nothing in it.
+func emptyDir(p string) bool {
+	if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 // firstMissing is the outermost folder of p (or p) that is not there.

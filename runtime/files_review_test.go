@@ -227,3 +227,51 @@ func TestHooksPathReadAsGitReadsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyNestedGitLeftAsItIs: an empty .git folder the walk finds (the
+// placeholder another chock process holds in a folder below this one, as
+// the runtime and gateway tests' sessions do for each other) is made
+// read-only as it is: nothing is made inside it, so the other process can
+// remove it and no empty folder of this one is left behind in the project.
+func TestEmptyNestedGitLeftAsItIs(t *testing.T) {
+	f, _, proj := fileFixture(t, filePolicy)
+	other := filepath.Join(proj, "sub", ".git")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.sh(t, "", "mkdir sub/.git/hooks"); res.ExitCode == 0 {
+		t.Error("a call made sub/.git/hooks in an empty sub/.git")
+	}
+	if es, err := os.ReadDir(other); err != nil || len(es) != 0 {
+		t.Fatalf("sub/.git during the session: %v %v", es, err)
+	}
+	f.s.Close()
+	if es, err := os.ReadDir(other); err != nil || len(es) != 0 {
+		t.Fatalf("sub/.git after the session: %v %v", es, err)
+	}
+}
+
+// TestPlannedFolderGoneBeforeTheMount: a folder the plan protects that
+// goes between the plan and the mount (another chock process's
+// placeholder, removed as its session ends) has the call planned again,
+// not refused.
+func TestPlannedFolderGoneBeforeTheMount(t *testing.T) {
+	f, _, proj := fileFixture(t, filePolicy)
+	other := filepath.Join(proj, "sub", ".git")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plans := 0
+	testAfterPlan = func() {
+		if plans++; plans == 1 {
+			os.Remove(other)
+		}
+	}
+	t.Cleanup(func() { testAfterPlan = nil })
+	if res := f.sh(t, "", "true"); res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	if plans != 2 {
+		t.Errorf("planned %d times, want 2", plans)
+	}
+}

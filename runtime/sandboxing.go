@@ -188,6 +188,35 @@ func (s *Session) otherName(ctx context.Context, c *Call) error {
 		c.prog.File.Path, v.name, v.decision.Decision, rule)}
 }
 
+// testAfterPlan, when a test sets it, runs between a call's file plan
+// and its sandbox's start: where another process changes the file system.
+var testAfterPlan func()
+
+// maxReplans bounds how often a call is planned again when the file
+// system changed between its plan and its sandbox's mounts.
+const maxReplans = 2
+
+// started builds the call's process, lets setup give it its input and
+// output, and starts it. A sandbox the file system outran (a folder the
+// plan protects gone or replaced before the mount: another chock
+// process's placeholder removed as its session ends) is planned again, up
+// to maxReplans times; then the call is refused.
+func (s *Session) started(ctx context.Context, c *Call, env []string, setup func(*exec.Cmd)) (*exec.Cmd, error) {
+	for try := 0; ; try++ {
+		cmd, start, err := s.command(ctx, c, env)
+		if err != nil {
+			return nil, err
+		}
+		setup(cmd)
+		err = start()
+		var r *RefusedError
+		if errors.As(err, &r) && r.stale && try < maxReplans {
+			continue
+		}
+		return cmd, err
+	}
+}
+
 // command builds the call's process: in a sandbox, or with --no-sandbox
 // bare in a process group of its own. start starts it.
 func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd, func() error, error) {
@@ -291,6 +320,9 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	if err != nil {
 		return nil, nil, &RefusedError{Action: c.Action, Reason: fmt.Sprintf("the file rules could not be applied (%v); the call was not run", err)}
 	}
+	if testAfterPlan != nil {
+		testAfterPlan()
+	}
 	c.filePlan = plan
 	spec := &sandbox.Spec{Path: prog, Argv: r.Argv, Env: env, Dir: dir, Writable: s.writable, ReadOnly: s.underWritable(append(append([]string(nil), rights.dirs...), s.pinned...)),
 		Hide: s.hidden, Exec: allow, FileDir: c.fileDir, Files: c.files, Private: s.private, Notify: true, Net: true, FileRules: plan.rules}
@@ -321,7 +353,7 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 			return se.Err // the call's own dir: an error of the call, as without a sandbox
 		}
 		if errors.As(err, &se) {
-			return &RefusedError{Action: c.Action, Reason: se.Error() + "; the call was not run (--no-sandbox runs calls without one, for a person who says so)"}
+			return &RefusedError{Action: c.Action, Reason: se.Error() + "; the call was not run (--no-sandbox runs calls without one, for a person who says so)", stale: se.Stale()}
 		}
 		if err != nil {
 			return err

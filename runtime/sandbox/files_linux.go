@@ -53,15 +53,15 @@ func fileRules(rules []FileRule) error {
 func fileRule(r FileRule, cover **coverFile) error {
 	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &Error{Step: "protecting " + r.Path, Err: fmt.Errorf("it is gone since the call was planned (moved by another call?): %w", err)}
+		return &Error{Step: staleStep + r.Path, Err: fmt.Errorf("it is gone since the call was planned (moved by another call?): %w", err)}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return &Error{Step: "protecting " + r.Path, Err: err}
+		return &Error{Step: staleStep + r.Path, Err: err}
 	}
 	if r.Ino != 0 && (uint64(st.Dev) != r.Dev || st.Ino != r.Ino) {
-		return &Error{Step: "protecting " + r.Path, Err: errors.New("it is not the file the call was planned for (moved and replaced by another call?)")}
+		return &Error{Step: staleStep + r.Path, Err: errors.New("it is not the file the call was planned for (moved and replaced by another call?)")}
 	}
 	at := fmt.Sprintf("/proc/self/fd/%d", fd)
 	dir := st.Mode&unix.S_IFMT == unix.S_IFDIR

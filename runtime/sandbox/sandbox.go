@@ -17,6 +17,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 )
 
@@ -178,6 +179,15 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Stale says the file system changed between the plan of the file rules
+// and their mounts (a path gone, or another file in its place): the call
+// may be planned again.
+func (e *Error) Stale() bool { return strings.HasPrefix(e.Step, staleStep) }
+
+// staleStep begins the step of a file rule's mount that found its path
+// changed since the plan.
+const staleStep = "protecting "
 
 // ErrUnsupported is the sandbox on a system that has none.
 var ErrUnsupported = errors.New("exec sandboxes need Linux (user, pid and mount namespaces and Landlock)")
