@@ -353,6 +353,17 @@ type RuleMeta struct {
 	// Builtin says the rule is one of chock's file defaults
 	// (config.FileDefaults), not the layer file's.
 	Builtin bool `json:"builtin,omitempty"`
+	// Args are the rule's .args as chock.zon writes them, when written.
+	Args string `json:"args,omitempty"`
+}
+
+// Text is the rule as outputs name it: its pattern, and its .args when
+// written (exec.path.git .args = .{ "push" }).
+func (r *RuleMeta) Text() string {
+	if r.Args == "" {
+		return r.Pattern
+	}
+	return r.Pattern + " .args = " + r.Args
 }
 
 // SecretMeta is one secrets entry.
@@ -466,7 +477,11 @@ func meta(kind string, ls []*Layer, c *config.Config) Meta {
 		m := LayerMeta{Kind: l.Kind, Name: l.Name, Version: l.Version, File: l.File,
 			Default: l.Policy.Default, Rules: []RuleMeta{}}
 		for _, r := range l.Policy.Rules {
-			m.Rules = append(m.Rules, RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision, Why: r.Why.Value, Span: r.Span, Builtin: r.Builtin})
+			rm := RuleMeta{Pattern: r.Pattern.String(), Decision: r.Decision, Why: r.Why.Value, Span: r.Span, Builtin: r.Builtin}
+			if r.Args != nil {
+				rm.Args = r.Args.String()
+			}
+			m.Rules = append(m.Rules, rm)
 		}
 		out.Layers = append(out.Layers, m)
 	}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,6 +112,13 @@ func ruleNumbers(rules []*config.Rule, base int64) []int64 {
 		key := specificityKey(r.Pattern)
 		if r.Fallback {
 			key = "~" // after every other rule: it decides only where none matches
+		}
+		if r.Args != nil {
+			// Before the same pattern without .args ('~' sorts after
+			// digits), a longer .args before a shorter.
+			key += fmt.Sprintf("%03d", 999-len(r.Args))
+		} else if !r.Fallback {
+			key += "~"
 		}
 		classes[i] = class{key, r.Builtin, rankOf[r.Decision]}
 	}
@@ -410,6 +418,14 @@ func layerModule(l *Layer, path string, base int64, pkg, metaRef string) (string
 	for i, r := range l.Policy.Rules {
 		c := conditionOf(r.Pattern)
 		lines := c.lines()
+		var argsBody ast.Body
+		if r.Args != nil {
+			more := argsLines(r)
+			lines = append(lines, more...)
+			if argsBody, err = ast.ParseBodyWithOpts(strings.Join(more, "\n"), ast.ParserOptions{RegoVersion: ast.RegoV1}); err != nil {
+				return "", nil, fmt.Errorf("the .args of %s: %w", r.Key(), err)
+			}
+		}
 		text = append(text, '\n')
 		row++
 		text = ruleAnnotation(text, r)
@@ -435,7 +451,7 @@ func layerModule(l *Layer, path string, base int64, pkg, metaRef string) (string
 		key := ast.NewTerm(ast.Number(strconv.FormatInt(nums[i], 10)))
 		rule := &ast.Rule{
 			Head:     &ast.Head{Name: coreVar, Reference: ast.Ref{ast.VarTerm("core")}, Key: key, Location: loc},
-			Body:     c.body(&wildcard),
+			Body:     append(c.body(&wildcard), argsBody...),
 			Location: loc,
 			Module:   m,
 		}
@@ -447,12 +463,60 @@ func layerModule(l *Layer, path string, base int64, pkg, metaRef string) (string
 	return string(text), m, nil
 }
 
+// argsLines are the Rego expressions of rule r's .args, matched as
+// action.Args.Matches does: an allow's on the first arguments, a deny's
+// or an ask's in order anywhere among them, where an unknown argument
+// (action.Unknown) stands for any element.
+func argsLines(r *config.Rule) []string {
+	prefix := r.Decision == config.Allow
+	var out []string
+	if !prefix {
+		vars := make([]string, len(r.Args))
+		for i := range vars {
+			vars[i] = "i" + strconv.Itoa(i)
+		}
+		out = append(out, "some "+strings.Join(vars, ", "))
+	} else {
+		out = append(out, fmt.Sprintf("count(input.args) >= %d", len(r.Args)))
+	}
+	for i, e := range r.Args {
+		at := "input.args[" + strconv.Itoa(i) + "]"
+		if !prefix {
+			at = "input.args[i" + strconv.Itoa(i) + "]"
+		}
+		alts := slices.Clone(e.Alts)
+		switch {
+		case e.Alts == nil:
+			out = append(out, at)
+			continue
+		case !prefix:
+			alts = append(alts, action.Unknown)
+		}
+		if len(alts) == 1 {
+			out = append(out, at+" == "+quote(alts[0]))
+			continue
+		}
+		qs := make([]string, len(alts))
+		for j, a := range alts {
+			qs[j] = quote(a)
+		}
+		out = append(out, at+" in {"+strings.Join(qs, ", ")+"}")
+	}
+	if !prefix {
+		for i := 1; i < len(r.Args); i++ {
+			out = append(out, fmt.Sprintf("i%d < i%d", i-1, i))
+		}
+	}
+	return out
+}
+
 // mainData is what main.rego.tmpl is written from.
 type mainData struct {
 	// Segments says a rule is matched on input.segments; Linked that the
-	// org layers come from their own bundles.
-	Segments, Linked bool
-	MaxSegments      int
+	// org layers come from their own bundles; Args that a rule may read
+	// input.args, which the input checks then check.
+	Segments, Linked, Args bool
+	MaxSegments            int
 	// ActionRE and ActionError are Rego literals.
 	ActionRE, ActionError string
 	Layers                []mainLayer
@@ -525,6 +589,9 @@ func mainModule(layers []*Layer, segments bool, stride int64, linked bool) (stri
 		data.Layers = append(data.Layers, ml)
 	}
 	data.LinkedOrgs, data.Caps, data.NoRules = strings.Join(linkedNames, ", "), strings.Join(caps, ", "), rules == 0
+	for _, l := range layers {
+		data.Args = data.Args || linked || slices.ContainsFunc(l.Policy.Rules, func(r *config.Rule) bool { return r.Args != nil })
+	}
 	return execute("main.rego.tmpl", data)
 }
 

@@ -92,6 +92,9 @@ func nativeDecision(a string, phase config.Phase, r native.Result) *Decision {
 		l := Layer{Layer: lr.Layer.Kind, Name: lr.Layer.Name, Decision: lr.Decision, Default: lr.Rule == nil}
 		if lr.Rule != nil {
 			l.Rule = &Rule{Pattern: lr.Rule.Pattern.String(), Decision: lr.Rule.Decision, Why: lr.Rule.Why.Value, Span: lr.Rule.Span}
+			if lr.Rule.Args != nil {
+				l.Rule.Args = lr.Rule.Args.String()
+			}
 		} else if lr.Layer.Policy.Default.Set {
 			sp := lr.Layer.Policy.Default.Span
 			l.DefaultSpan = &sp
@@ -147,7 +150,7 @@ func TestCoreMatchesNative(t *testing.T) {
 				}
 				a := strings.Join(parts, ".")
 				phase := []config.Phase{config.Loop, config.Start}[i%2]
-				got, err := p.decide(context.Background(), a, phase)
+				got, err := p.decide(context.Background(), a, nil, phase)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -193,7 +196,7 @@ func TestValidIsTheRegex(t *testing.T) {
 	for _, a := range cases {
 		_, valid := action.Valid(a)
 		_, perr := action.ParseAction(a)
-		d, err := p.decide(context.Background(), a, config.Loop)
+		d, err := p.decide(context.Background(), a, nil, config.Loop)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,6 +207,115 @@ func TestValidIsTheRegex(t *testing.T) {
 		fullErr, _ := rs[0].Expressions[0].Value.(map[string]any)["error"].(string)
 		if valid != (perr == nil) || valid != (fullErr == "") || valid != (d.Error == "") || !valid && d.Error != fullErr {
 			t.Fatalf("%q: Valid %v, ParseAction %v, data.chock.decision's error %q, the engine's %q", a, valid, perr, fullErr, d.Error)
+		}
+	}
+}
+
+// argsPolicy has rules with .args of every kind: an allow's prefix, a
+// deny's and an ask's words anywhere, "*", alternatives, over a project
+// and an org layer.
+const argsPolicy = `.{
+    .policy = .{
+        .allow = .{ "exec.path.git", "exec.path.gh" },
+        .rules = .{
+            .{ .action = "exec.path.git", .decision = .deny, .args = .{ "push" } },
+            .{ .action = "exec.path.git", .decision = .allow, .args = .{ "push", "--dry-run" } },
+            .{ .action = "exec.path.git", .decision = .ask, .args = .{ "reset", .{ "--hard", "--merge" } } },
+            .{ .action = "exec.path.*", .decision = .deny, .args = .{ "-rf", "*" } },
+            .{ .action = "exec.path.gh", .decision = .deny, .args = .{ "pr", "merge" } },
+            .{ .action = "exec.path.rm", .decision = .allow, .args = .{ "-i" } },
+        },
+    },
+}`
+
+const argsOrg = `.{ .name = "acme", .policy = .{ .default = .allow, .rules = .{
+    .{ .action = "exec.path.git", .decision = .deny, .args = .{ "push", .{ "-f", "--force" } } },
+} } }`
+
+// TestCoreMatchesNativeArgs: for calls with random arguments, the
+// engine's decision through data.chock.core, the full data.chock.decision
+// entrypoint and the native matcher agree.
+func TestCoreMatchesNativeArgs(t *testing.T) {
+	e, c := build(t, argsPolicy, argsOrg)
+	org, _ := config.LoadOrg("org1.zon", []byte(argsOrg))
+	ev := native.New(c, []*config.Org{org})
+	p := e.cur.Load()
+	out, err := compile.Compile(compile.Input{Config: c, Orgs: []*config.Org{org}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := out.Bundle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"push", "--dry-run", "-f", "--force", "reset", "--hard", "--merge", "-rf", "pr", "merge", "-C", "x", "-i", "status", action.Unknown}
+	progs := []string{"git", "gh", "rm", "ls"}
+	r := rand.New(rand.NewPCG(4, 4))
+	seen := map[config.Decision]int{}
+	for i := 0; i < 4000; i++ {
+		var args []string
+		if i%50 != 0 {
+			args = []string{}
+			for k := r.IntN(5); k > 0; k-- {
+				args = append(args, words[r.IntN(len(words))])
+			}
+		}
+		a := "exec.path." + progs[r.IntN(len(progs))]
+		got, err := p.decide(context.Background(), a, args, config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		act, _ := action.ParseAction(a)
+		want := nativeDecision(a, config.Loop, ev.DecideArgs(act, args, config.Loop))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s %q:\n core   %+v\n native %+v", a, args, got, want)
+		}
+		in := map[string]any{"action": a, "phase": "loop"}
+		if args != nil {
+			in["args"] = args
+		}
+		rs, err := full.Eval(context.Background(), rego.EvalInput(in))
+		if err != nil || len(rs) != 1 {
+			t.Fatal(rs, err)
+		}
+		if d := rs[0].Expressions[0].Value.(map[string]any)["decision"]; d != want.Decision.String() {
+			t.Fatalf("%s %q: data.chock.decision says %v, native %s", a, args, d, want.Decision)
+		}
+		seen[want.Decision]++
+	}
+	if len(seen) != 3 {
+		t.Errorf("the random calls reached only %v", seen)
+	}
+	// The cases the rules are for.
+	for _, tc := range []struct {
+		prog string
+		args []string
+		want config.Decision
+	}{
+		{"git", []string{"status"}, config.Allow},
+		{"git", []string{"push"}, config.Deny},
+		{"git", []string{"-C", "x", "push"}, config.Deny},
+		{"git", []string{"-c", "a=b", "push", "origin"}, config.Deny},
+		{"git", []string{"push", "--dry-run"}, config.Allow},
+		{"git", []string{"push", "-f", "--dry-run"}, config.Deny}, // the org's force push
+		{"git", []string{action.Unknown}, config.Deny},             // $X could be push
+		{"git", []string{"reset", "--hard"}, config.Ask},
+		{"git", nil, config.Allow}, // no arguments known: the action's decision
+		{"rm", []string{"-i", "f"}, config.Allow},
+		{"rm", []string{"-i", "-rf", "/"}, config.Allow}, // exec.path.rm is more specific than exec.path.*, whatever the .args
+		{"ls", []string{"-rf", "/"}, config.Deny},
+		{"rm", []string{"f", "-i"}, config.Deny}, // an allow's .args are the first arguments
+	} {
+		d, err := e.DecideArgs(context.Background(), "exec.path."+tc.prog, tc.args, config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Decision != tc.want {
+			t.Errorf("%s %q: %s, want %s (%s)", tc.prog, tc.args, d.Decision, tc.want, d.Decider().RuleText())
 		}
 	}
 }

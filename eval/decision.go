@@ -43,7 +43,7 @@ func (l *Layer) Spelling() string { return config.LayerSpelling(l.Layer, l.Name)
 func (l *Layer) RuleText() string {
 	switch {
 	case l.Rule != nil:
-		return fmt.Sprintf("%s (%s)", l.Rule.Pattern, l.Rule.Span)
+		return fmt.Sprintf("%s (%s)", l.Rule.Text(), l.Rule.Span)
 	case l.DefaultSpan != nil:
 		return fmt.Sprintf("default (%s)", l.DefaultSpan)
 	}
@@ -68,6 +68,9 @@ type Decision struct {
 	CappedBy     *string         `json:"capped_by"`
 	StartRefusal bool            `json:"start_refusal"`
 	Error        string          `json:"error,omitempty"`
+	// Args are the call's arguments the decision was asked with, when a
+	// rule of the policy reads them (DecideArgs).
+	Args []string `json:"args,omitempty"`
 	// ID is the decision's decision_id in OPA's decision log, when one
 	// is kept (here through --opa-config, or by a remote OPA).
 	ID string `json:"-"`
@@ -106,12 +109,12 @@ func (d *Decision) Decider() *Layer {
 
 // decide checks the action, asks data.chock.core which rule decides each
 // layer, and fills the decision in from the bundle's meta.
-func (p *prepared) decide(ctx context.Context, a string, phase config.Phase) (*Decision, error) {
+func (p *prepared) decide(ctx context.Context, a string, args []string, phase config.Phase) (*Decision, error) {
 	n, ok := action.Valid(a)
 	if !ok {
 		return &Decision{Action: a, Phase: phase, Decision: config.Deny, Error: compile.ActionError}, nil
 	}
-	rs, err := p.core.Eval(ctx, rego.EvalParsedInput(p.coreInput(a, n)))
+	rs, err := p.core.Eval(ctx, rego.EvalParsedInput(p.coreInput(a, n, args)))
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %q: %w", a, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +49,7 @@ type Engine struct {
 // remote is a policy this process does not hold: it is asked over the
 // network for every answer.
 type remote interface {
-	decide(ctx context.Context, action string, phase config.Phase) (*Decision, error)
+	decide(ctx context.Context, action string, args []string, phase config.Phase) (*Decision, error)
 	decideMany(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error)
 	secrets(ctx context.Context, t Target) ([]Secret, error)
 	meta() Meta
@@ -101,11 +103,41 @@ type prepared struct {
 	// failure, when set, is why this policy cannot decide (an activated
 	// bundle that is not chock's): every decision fails with it.
 	failure error
+	// args says a rule of some layer has .args, worked out once.
+	args     bool
+	argsOnce sync.Once
+}
+
+// readsArgs says whether a rule of the policy reads a call's arguments.
+func (p *prepared) readsArgs() bool {
+	p.argsOnce.Do(func() {
+		for _, l := range p.meta.Layers {
+			for _, r := range l.Rules {
+				p.args = p.args || r.Args != ""
+			}
+		}
+	})
+	return p.args
 }
 
 type decisionKey struct {
 	action string
 	phase  config.Phase
+	// args are the call's arguments, each with its length before it
+	// (argsKey), when the policy has rules that read them.
+	args string
+}
+
+// argsKey is arguments as one string no other arguments give.
+func argsKey(args []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for _, a := range args {
+		b.WriteString(strconv.Itoa(len(a)))
+		b.WriteByte(':')
+		b.WriteString(a)
+	}
+	return b.String()
 }
 
 // cacheSize bounds each cache; a full cache is emptied and refilled.
@@ -299,25 +331,48 @@ func (e *Engine) DecideManyUnlogged(ctx context.Context, actions []string, phase
 	return each(actions, func(a string) (*Decision, error) { return e.decideLogged(ctx, a, phase, false) })
 }
 
+// DecideArgs is Decide for a call that runs a program with these
+// arguments (its argv after argv[0]): the rules with .args match them
+// (action.Args). Arguments not known (nil) match no rule with .args; an
+// argument of shell text that cannot be read is action.Unknown.
+func (e *Engine) DecideArgs(ctx context.Context, action string, args []string, phase config.Phase) (*Decision, error) {
+	return e.decideArgs(ctx, action, args, phase, true)
+}
+
 func (e *Engine) decideLogged(ctx context.Context, action string, phase config.Phase, logged bool) (*Decision, error) {
+	return e.decideArgs(ctx, action, nil, phase, logged)
+}
+
+func (e *Engine) decideArgs(ctx context.Context, action string, args []string, phase config.Phase, logged bool) (*Decision, error) {
 	if e.remote != nil {
-		return e.remote.decide(ctx, action, phase)
+		d, err := e.remote.decide(ctx, action, args, phase)
+		if d != nil {
+			d.Args = args
+		}
+		return d, err
 	}
 	p := e.cur.Load()
 	if p.failure != nil {
 		return nil, fmt.Errorf("deciding %q: %w: %w", action, ErrUnavailable, p.failure)
 	}
-	key := decisionKey{action, phase}
+	if args != nil && !p.readsArgs() {
+		args = nil // no rule reads them: the action's decision, cached
+	}
+	key := decisionKey{action: action, phase: phase}
+	if args != nil {
+		key.args = argsKey(args)
+	}
 	d, ok := p.decisions.get(key)
 	if ok {
 		d = d.clone()
 	} else {
 		var err error
-		if d, err = p.decide(ctx, action, phase); err != nil {
+		if d, err = p.decide(ctx, action, args, phase); err != nil {
 			return nil, fmt.Errorf("deciding %q: %w", action, err)
 		}
 		p.decisions.put(key, d.clone())
 	}
+	d.Args = args
 	d.Revision = p.revision
 	if e.logs != nil && logged {
 		if err := e.logDecision(ctx, p, d); err != nil {

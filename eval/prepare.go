@@ -381,7 +381,7 @@ func (p *prepared) probe(ctx context.Context, full *rego.PreparedEvalQuery) erro
 	}
 	for _, ph := range []config.Phase{config.Start, config.Loop} {
 		for _, a := range p.probeActions() {
-			d, err := p.decide(ctx, a, ph)
+			d, err := p.decide(ctx, a, nil, ph)
 			if err != nil {
 				return err
 			}

@@ -515,9 +515,13 @@ func (r *remoteOPA) current() *remoteMeta {
 // contract (toDecision), against the meta of the revision it came from:
 // an answer from another revision than the meta read last has the meta
 // read again first.
-func (r *remoteOPA) decide(ctx context.Context, action string, phase config.Phase) (*Decision, error) {
+func (r *remoteOPA) decide(ctx context.Context, action string, args []string, phase config.Phase) (*Decision, error) {
 	what := fmt.Sprintf("deciding %q", action)
-	resp, v, err := r.query(ctx, what, "decision", map[string]any{"action": action, "phase": phase.String()})
+	in := map[string]any{"action": action, "phase": phase.String()}
+	if args != nil {
+		in["args"] = args
+	}
+	resp, v, err := r.query(ctx, what, "decision", in)
 	if err != nil {
 		return nil, err
 	}
@@ -697,7 +701,7 @@ func each(actions []string, decide func(string) (*Decision, error)) ([]*Decision
 
 // decideEach asks about each action on its own.
 func (r *remoteOPA) decideEach(ctx context.Context, actions []string, phase config.Phase) ([]*Decision, error) {
-	return each(actions, func(a string) (*Decision, error) { return r.decide(ctx, a, phase) })
+	return each(actions, func(a string) (*Decision, error) { return r.decide(ctx, a, nil, phase) })
 }
 
 // query asks data.chock.DOC with input, and returns the answer and its

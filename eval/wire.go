@@ -49,7 +49,23 @@ var (
 
 // coreInput is data.chock.core's input: the action, and its n segments
 // when the policy matches rules on them.
-func (p *prepared) coreInput(a string, n int) ast.Value {
+func (p *prepared) coreInput(a string, n int, args []string) ast.Value {
+	in := p.actionInput(a, n)
+	if args != nil {
+		ts := make([]*ast.Term, len(args))
+		for i, x := range args {
+			ts[i] = ast.StringTerm(x)
+		}
+		in.(ast.Object).Insert(argsTerm, ast.ArrayTerm(ts...))
+	}
+	return in
+}
+
+// argsTerm is input.args, a call's arguments.
+var argsTerm = ast.StringTerm("args")
+
+// actionInput is the input of data.chock.core for action a of n segments.
+func (p *prepared) actionInput(a string, n int) ast.Value {
 	if !p.meta.Segments {
 		return ast.NewObject([2]*ast.Term{actionKey, ast.StringTerm(a)})
 	}
@@ -105,6 +121,7 @@ type wireRule struct {
 	Why      string           `json:"why"`
 	Span     diag.Span        `json:"span"`
 	Builtin  bool             `json:"builtin,omitempty"`
+	Args     string           `json:"args,omitempty"`
 }
 
 // The keys of chock's decision object, exactly (encoding/json would take
@@ -120,7 +137,7 @@ func layerKeys() keySet {
 
 // ruleKeys are the keys of a layer's deciding rule.
 func ruleKeys() keySet {
-	return keySet{required: []string{"pattern", "decision", "why", "span"}, optional: []string{"builtin"}}
+	return keySet{required: []string{"pattern", "decision", "why", "span"}, optional: []string{"builtin", "args"}}
 }
 
 // keySet is the keys an object of the contract has.
@@ -253,7 +270,7 @@ func toDecision(v any, action string, phase config.Phase, m *Meta) (*Decision, e
 		case l.Rule == nil && l.Decision != lm.Default.Value:
 			return nil, contractErr("layer %q decides %s by a default of %s", l.Name, l.Decision, lm.Default.Value)
 		case l.Rule != nil && (l.Decision != l.Rule.Decision || !slices.ContainsFunc(lm.Rules, func(r RuleMeta) bool { return r == *l.Rule })):
-			return nil, contractErr("layer %q decides %s by a rule %s the bundle does not record so", l.Name, l.Decision, l.Rule.Pattern)
+			return nil, contractErr("layer %q decides %s by a rule %s the bundle does not record so", l.Name, l.Decision, l.Rule.Text())
 		}
 	}
 	want := *d
@@ -288,7 +305,7 @@ func (w wireLayer) layer(want compile.LayerMeta) (Layer, error) {
 	case w.Rule != nil && (w.Rule.Pattern == "" || w.Rule.Decision == nil):
 		return l, contractErr("layer %q: a rule needs a pattern and a decision", w.Name)
 	case w.Rule != nil:
-		l.Rule = &Rule{Pattern: w.Rule.Pattern, Decision: *w.Rule.Decision, Why: w.Rule.Why, Span: w.Rule.Span, Builtin: w.Rule.Builtin}
+		l.Rule = &Rule{Pattern: w.Rule.Pattern, Decision: *w.Rule.Decision, Why: w.Rule.Why, Span: w.Rule.Span, Builtin: w.Rule.Builtin, Args: w.Rule.Args}
 	}
 	return l, nil
 }

@@ -25,6 +25,9 @@ type Namespace struct {
 	// diff tell the regions of every program apart and compare the
 	// secrets offered to each.
 	Programs bool
+	// Args says a rule of it may carry .args, matched against the
+	// arguments of the call (Args).
+	Args bool
 	// Doc is what the namespace decides, one sentence for the docs.
 	Doc string
 
@@ -34,7 +37,7 @@ type Namespace struct {
 
 // The namespaces. Each is a row of Namespaces too.
 var (
-	ExecPath   = &Namespace{Form: "exec.path.<program>", Programs: true, Doc: "A program a call runs, by the name it has on the session's PATH; a dot in the name separates segments (exec.path.python3.12)."}
+	ExecPath   = &Namespace{Form: "exec.path.<program>", Programs: true, Args: true, Doc: "A program a call runs, by the name it has on the session's PATH; a dot in the name separates segments (exec.path.python3.12)."}
 	MCPHostNS  = &Namespace{Form: "mcp.<server>.host.<host>", Start: true, Doc: "The host of a remote MCP server's URL, decided when the session starts."}
 	MCPToolNS  = &Namespace{Form: "mcp.<server>.tool.<tool>", Doc: "A tool an MCP server declares: offered when not denied, decided at each call."}
 	MCPNetwork = &Namespace{Form: "mcp.<server>.network", Start: true, Doc: "A local MCP server's reach to the network from inside its sandbox, decided when the session starts."}
@@ -181,6 +184,21 @@ func KnownNamespace(p Pattern) bool {
 		}
 	}
 	return false
+}
+
+// TakesArgs reports whether a rule of pattern p may carry .args: every
+// namespace p can match takes arguments.
+func TakesArgs(p Pattern) bool {
+	some := false
+	for _, n := range Namespaces {
+		if Overlaps(p, n.pattern) {
+			if !n.Args {
+				return false
+			}
+			some = true
+		}
+	}
+	return some
 }
 
 // NamespaceForms lists the forms of the namespaces keep keeps (nil: all),

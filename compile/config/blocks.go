@@ -207,6 +207,7 @@ var ruleBlock = newBlock(&block[Rule]{
     .policy = .{
         .rules = .{
             .{ .action = "mcp.notion.tool.search", .decision = .allow, .why = "read-only search of the docs" },
+            .{ .action = "exec.path.git", .decision = .deny, .args = .{ "push" }, .why = "pushes go through the merge queue" },
         },
     },
 }`,
@@ -238,6 +239,14 @@ var ruleBlock = newBlock(&block[Rule]{
 		{
 			RefField: RefField{"why", "string", `""`, `"the docs team's workspace"`, "Why the rule is there: chock explain, chock test's failures and the hints show it.", []string{CodeWrongType}},
 			decode:   text(".why", func(r *Rule) *Text { return &r.Why }),
+		},
+		{
+			RefField: RefField{"args", "list of arguments", "none", `.{ "push" }`, "For an exec.path rule: the call's arguments (its argv after the program) it decides, each a string, \"*\" (any one argument) or a list of alternatives. An allow's must match the first arguments; a deny's or an ask's match in order anywhere among them, so git -C x push is still git push. A rule with .args is more specific than the same pattern without, a longer one more than a shorter.",
+				[]string{CodeArgsBad, CodeWrongType, "args-not-exec"}},
+			decode: func(d *decoder, f field, r *Rule) outcome {
+				r.Args, r.ArgsSpan = d.args(f.Value), f.Value.Span()
+				return fieldRead
+			},
 		},
 	},
 })

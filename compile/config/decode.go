@@ -31,6 +31,7 @@ const (
 	CodeOrgPrograms     = "org-programs"
 	CodeOrgName         = "org-name-missing"
 	CodeExpectWildcard  = "expect-wildcard"
+	CodeArgsBad         = "args-bad"
 )
 
 // Blocks are the top-level fields of chock.zon this toolchain reads.
@@ -191,6 +192,64 @@ func (d *decoder) text(v zon.Node, what string) (Text, bool) {
 		return Text{}, false
 	}
 	return Text{Value: v.Str(), Span: v.Span(), Set: true}, true
+}
+
+// args reads a rule's .args: a non-empty list of at most action.MaxArgs
+// elements, each a string ("*" for any one argument) or a non-empty list
+// of strings, the alternatives. What is wrong is said and left out; a
+// list left empty by it is an Args of no elements, which lint reports.
+func (d *decoder) args(v zon.Node) action.Args {
+	n := d.listLen(v, ".args")
+	if n == 0 {
+		if v.Kind() == zon.KindEmpty {
+			d.add(v.Span(), diag.Error, CodeArgsBad, ".args is empty, which would match every call", "leave .args out, or name the arguments: .args = .{ \"push\" }")
+		}
+		return action.Args{}
+	}
+	if n > action.MaxArgs {
+		d.add(v.Span(), diag.Error, CodeArgsBad, fmt.Sprintf(".args has %d elements, more than %d", n, action.MaxArgs), "")
+		return action.Args{}
+	}
+	word := func(e zon.Node, what string) (string, bool) {
+		t, ok := d.text(e, what)
+		if ok && (t.Value == "" || strings.ContainsRune(t.Value, 0)) {
+			d.add(t.Span, diag.Error, CodeArgsBad, what+" is empty or holds a NUL byte, which no argument can be", "")
+			return "", false
+		}
+		return t.Value, ok
+	}
+	out := make(action.Args, 0, n)
+	for j := 0; j < n; j++ {
+		e := v.Elem(j)
+		if e.Kind() == zon.KindTuple {
+			var alts []string
+			for k := 0; k < e.Len(); k++ {
+				w, ok := word(e.Elem(k), "an alternative of .args")
+				if ok && w == "*" {
+					d.add(e.Elem(k).Span(), diag.Error, CodeArgsBad, `"*" among alternatives would match any argument`, `write "*" alone`)
+					continue
+				}
+				if ok {
+					alts = append(alts, w)
+				}
+			}
+			if len(alts) == 0 {
+				return action.Args{}
+			}
+			out = append(out, action.Arg{Alts: alts})
+			continue
+		}
+		w, ok := word(e, "an element of .args")
+		switch {
+		case !ok:
+			return action.Args{}
+		case w == "*":
+			out = append(out, action.Arg{})
+		default:
+			out = append(out, action.Arg{Alts: []string{w}})
+		}
+	}
+	return out
 }
 
 // name reads an enumerated value written as an enum literal or a string.

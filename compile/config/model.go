@@ -243,8 +243,26 @@ type Rule struct {
 	// Fallback says the rule decides only where no other rule of the
 	// layer matches (the catch-all allow of each fs namespace).
 	Fallback bool
+	// Args are the rule's .args (nil: none written); ArgsSpan where.
+	Args     action.Args
+	ArgsSpan diag.Span
 }
 
+// ArgsMatch reports whether the call's arguments match the rule's .args:
+// by prefix for an allow, in order anywhere for a deny or an ask
+// (action.Args). A rule without .args matches whatever the arguments.
+func (r *Rule) ArgsMatch(args []string) bool {
+	return r.Args == nil || r.Args.Matches(r.Decision == Allow, args)
+}
+
+// Key is what makes two rules the same rule: the pattern, and the .args
+// when written.
+func (r *Rule) Key() string {
+	if r.Args == nil {
+		return r.Pattern.String()
+	}
+	return r.Pattern.String() + " .args = " + r.Args.String()
+}
 // Secret is one entry of .secrets.
 type Secret struct {
 	Span diag.Span

@@ -79,6 +79,7 @@ func orgPolicyRef() []RefBlock {
     .policy = .{
         .rules = .{
             .{ .action = "exec.path.curl", .decision = .deny, .why = "fetch through the proxy" },
+            .{ .action = "exec.path.git", .decision = .deny, .args = .{ "push", .{ "-f", "--force" } }, .why = "no force pushes" },
         },
     },
 }`

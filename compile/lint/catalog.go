@@ -68,6 +68,7 @@ const (
 	CodeProgramConnect       = "program-connect"
 	CodeProgramConnectDenied = "program-connect-denied"
 	CodeDottedVariant        = "rule-dotted-variant"
+	CodeArgsNotExec          = "args-not-exec"
 )
 
 // Catalog lists every code chock lint reports, in the order docs/lint.md
@@ -136,6 +137,8 @@ var Catalog = []Check{
 	{config.CodeOrgPrograms, diag.Error, "org", "An org bundle source with .programs: programs are pinned by the project; an org narrows what runs by policy.", `org.zon: .programs = .{ ... }`},
 	{config.CodeOrgName, diag.Error, "org", "An org bundle source without a .name.", `org.zon: .{ .policy = .{} }`},
 	{CodeExpectLayer, diag.Warning, "expect", "An expectation's .layer spelled as before (an org's bare name, or \"org\" for any org): a layer is spelled \"project\" or \"org:NAME\" everywhere.", `.{ .action = "exec.path.gh", .decision = .deny, .layer = "acme" }`},
+	{config.CodeArgsBad, diag.Error, "rules", "A rule's .args that is empty, longer than 16, or holds an element that is not a string, \"*\" or a list of strings (an empty one, or a NUL byte, which no argument holds).", `.args = .{}`},
+	{CodeArgsNotExec, diag.Error, "rules", "A rule with .args whose action is not a program's (exec.path.<program>): only a call has arguments.", `.{ .action = "net.fetch.com.github", .decision = .deny, .args = .{"x"} }`},
 	{config.CodeExpectWildcard, diag.Error, "expect", "An expectation whose action has a '*': an expectation names one concrete action.", `.{ .action = "exec.*", .decision = .allow }`},
 }
 

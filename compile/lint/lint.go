@@ -109,6 +109,10 @@ func (l *linter) layer(n int) {
 	var shared map[*config.Rule]bool
 	for i, r := range layer.policy.Rules {
 		l.namespace(r)
+		if r.Args != nil && !action.TakesArgs(r.Pattern) {
+			l.add(r.ArgsSpan, CodeArgsNotExec, fmt.Sprintf("%q has .args, but only a call's program (%s) has arguments", r.Pattern, action.NamespaceForms(func(n *action.Namespace) bool { return n.Args })),
+				"leave .args out, or make the rule's action an exec.path pattern")
+		}
 		if r.Decision == config.Allow {
 			l.shell(r)
 		}
@@ -159,7 +163,7 @@ func (x *firstRules) find(text string) *config.Rule {
 		switch k := x.slots[h]; {
 		case k == 0:
 			return nil
-		case x.rules[k-1].Pattern.String() == text:
+		case x.rules[k-1].Key() == text:
 			return x.rules[k-1]
 		}
 	}
@@ -168,14 +172,14 @@ func (x *firstRules) find(text string) *config.Rule {
 // of returns the first of the rules up to rule i with rule i's pattern. It
 // is asked for each rule in order.
 func (x *firstRules) of(i int) *config.Rule {
-	text := x.rules[i].Pattern.String()
+	text := x.rules[i].Key()
 	mask := uint64(len(x.slots) - 1)
 	for h := maphash.String(x.seed, text) & mask; ; h = (h + 1) & mask {
 		switch k := x.slots[h]; {
 		case k == 0:
 			x.slots[h] = int32(i + 1)
 			return x.rules[i]
-		case x.rules[k-1].Pattern.String() == text:
+		case x.rules[k-1].Key() == text:
 			return x.rules[k-1]
 		}
 	}

@@ -129,6 +129,9 @@ func (l *linter) redundant(n int, shared map[*config.Rule]bool, first *firstRule
 	for _, r := range l.layers[n].policy.Rules {
 		switch {
 		case shared[r]:
+		case r.Args != nil:
+			// Decided by a call's arguments, which no region of actions
+			// shows: never reported as changing nothing.
 		case n == 0 && l.stopsDeclaration(r):
 			// Its removal would let a declaration through, so it is not
 			// redundant, whatever the default says.
@@ -292,7 +295,7 @@ func (l *linter) deadByOrg() {
 		return low
 	}
 	for _, r := range l.layers[0].policy.Rules {
-		if r.Decision == config.Deny || l.wasRedundant[r] || l.project.shared[r] {
+		if r.Decision == config.Deny || l.wasRedundant[r] || l.project.shared[r] || r.Args != nil {
 			continue
 		}
 		var cappers []capper

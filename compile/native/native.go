@@ -31,7 +31,13 @@ func NewLayer(kind, name, file string, p *config.Policy) *Layer {
 // Decide returns the layer's decision for a and the deciding rule (nil when
 // the default decided).
 func (l *Layer) Decide(a action.Action) (config.Decision, *config.Rule) {
-	return l.pick(l.lookup(a, nil))
+	return l.DecideArgs(a, nil)
+}
+
+// DecideArgs is Decide for a call with those arguments (nil: not known):
+// a rule whose .args do not match them is not among the layer's rules.
+func (l *Layer) DecideArgs(a action.Action, args []string) (config.Decision, *config.Rule) {
+	return l.pick(l.lookup(a, func(e action.Entry[*config.Rule]) bool { return !e.Value.ArgsMatch(args) }))
 }
 
 // lookup is the trie's most specific entries for a (skip left out), a
@@ -58,9 +64,16 @@ func (l *Layer) pick(entries []action.Entry[*config.Rule]) (config.Decision, *co
 	for _, e := range entries {
 		own = own || !e.Value.Builtin
 	}
+	// The longest .args among them are the most specific.
+	most := 0
+	for _, e := range entries {
+		if e.Value.Args != nil {
+			most = max(most, len(e.Value.Args)+1)
+		}
+	}
 	var best *config.Rule
 	for _, e := range entries {
-		if own && e.Value.Builtin {
+		if own && e.Value.Builtin || argsRank(e.Value) != most {
 			continue
 		}
 		if best == nil || e.Value.Decision < best.Decision {
@@ -70,10 +83,19 @@ func (l *Layer) pick(entries []action.Entry[*config.Rule]) (config.Decision, *co
 	return best.Decision, best
 }
 
+// argsRank orders rules of one pattern by their .args: none is 0, and
+// n elements n+1, the larger the more specific.
+func argsRank(r *config.Rule) int {
+	if r.Args == nil {
+		return 0
+	}
+	return len(r.Args) + 1
+}
+
 // DecideExcept is Decide as if skip were not among the layer's rules:
 // what decides a once skip is removed.
 func (l *Layer) DecideExcept(a action.Action, skip *config.Rule) (config.Decision, *config.Rule) {
-	return l.pick(l.lookup(a, func(e action.Entry[*config.Rule]) bool { return e.Value == skip }))
+	return l.pick(l.lookup(a, func(e action.Entry[*config.Rule]) bool { return e.Value == skip || e.Value.Args != nil }))
 }
 
 // Shape lays out the layer's patterns for a walk over the action space
@@ -132,9 +154,15 @@ type Result struct {
 
 // Decide evaluates an action at a phase.
 func (e *Evaluator) Decide(a action.Action, phase config.Phase) Result {
+	return e.DecideArgs(a, nil, phase)
+}
+
+// DecideArgs evaluates a call's action with its arguments (nil: not
+// known, so no rule with .args matches) at a phase.
+func (e *Evaluator) DecideArgs(a action.Action, args []string, phase config.Phase) Result {
 	res := Result{Decision: config.Allow}
 	for i, l := range e.Layers {
-		d, r := l.Decide(a)
+		d, r := l.DecideArgs(a, args)
 		res.Layers = append(res.Layers, LayerResult{Layer: l, Decision: d, Rule: r})
 		if d < res.Decision {
 			res.Decision = d
