@@ -302,7 +302,7 @@ func TestCoreMatchesNativeArgs(t *testing.T) {
 		{"git", []string{"-c", "a=b", "push", "origin"}, config.Deny},
 		{"git", []string{"push", "--dry-run"}, config.Allow},
 		{"git", []string{"push", "-f", "--dry-run"}, config.Deny}, // the org's force push
-		{"git", []string{action.Unknown}, config.Deny},             // $X could be push
+		{"git", []string{action.Unknown}, config.Deny},            // $X could be push
 		{"git", []string{"reset", "--hard"}, config.Ask},
 		{"git", nil, config.Allow}, // no arguments known: the action's decision
 		{"rm", []string{"-i", "f"}, config.Allow},

@@ -263,6 +263,7 @@ func (r *Rule) Key() string {
 	}
 	return r.Pattern.String() + " .args = " + r.Args.String()
 }
+
 // Secret is one entry of .secrets.
 type Secret struct {
 	Span diag.Span
