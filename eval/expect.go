@@ -97,7 +97,7 @@ func Describe(d *Decision) string {
 	if l.Rule == nil {
 		return fmt.Sprintf("%s by %s's default", d.Decision, who)
 	}
-	return fmt.Sprintf("%s by %s rule %q at %s", d.Decision, who, l.Rule.Pattern, l.Rule.Span)
+	return fmt.Sprintf("%s by %s rule %s at %s", d.Decision, who, QuoteRule(l.Rule), l.Rule.Span)
 }
 
 // Coverage is how many rules the expectations exercised, in all and in

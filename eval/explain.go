@@ -69,7 +69,7 @@ func Explain(d *Decision, cfg *config.Config) *Explanation {
 			if l.Decision == config.Ask {
 				what := "its default"
 				if l.Rule != nil {
-					what = fmt.Sprintf("%s at %s", quoteRule(l.Rule), l.Rule.Span)
+					what = fmt.Sprintf("%s at %s", QuoteRule(l.Rule), l.Rule.Span)
 				}
 				x.StartNote = fmt.Sprintf("at start nobody can be asked, so the %s layer's ask (%s) reads as refused", layerName(l), what)
 				break
@@ -84,9 +84,9 @@ func Explain(d *Decision, cfg *config.Config) *Explanation {
 
 func layerName(l Layer) string { return l.Spelling() }
 
-// quoteRule is a rule as explain names it: its pattern quoted, and its
+// QuoteRule is a rule as explain names it: its pattern quoted, and its
 // .args when written ("exec.path.git" .args = .{ "push" }).
-func quoteRule(r *Rule) string {
+func QuoteRule(r *Rule) string {
 	if r.Args == "" {
 		return strconv.Quote(r.Pattern)
 	}
@@ -112,7 +112,7 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 		what := fmt.Sprintf("its default is %s", l.Decision)
 		if l.Rule != nil {
 			ob.Rule = l.Rule.Pattern
-			what = fmt.Sprintf("%s is %s at %s", quoteRule(l.Rule), l.Decision, l.Rule.Span)
+			what = fmt.Sprintf("%s is %s at %s", QuoteRule(l.Rule), l.Decision, l.Rule.Span)
 		}
 		var text string
 		switch {
@@ -131,7 +131,7 @@ func hint(d *Decision, cfg *config.Config) *Hint {
 	if project.Rule != nil && project.Rule.Pattern == d.Action {
 		// The deciding rule names the action itself: nothing is more
 		// specific, so that rule must change.
-		h.Text = fmt.Sprintf("change the rule %q at %s from %s to allow", project.Rule.Pattern, project.Rule.Span, project.Rule.Decision)
+		h.Text = fmt.Sprintf("change the rule %s at %s from %s to allow", QuoteRule(project.Rule), project.Rule.Span, project.Rule.Decision)
 		if cfg != nil {
 			h.Edits = changeRule(cfg, d.Action)
 		}
@@ -328,10 +328,10 @@ func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions
 			if l.Rule.Why != "" {
 				why = " (why: " + line(l.Rule.Why) + ")"
 			}
-			fmt.Fprintf(w, "  %s: %s by %s at %s%s\n", line(name), l.Decision, line(quoteRule(l.Rule)), line(l.Rule.Span.String()), why)
+			fmt.Fprintf(w, "  %s: %s by %s at %s%s\n", line(name), l.Decision, line(QuoteRule(l.Rule)), line(l.Rule.Span.String()), why)
 			continue
 		}
-		fmt.Fprintf(w, "  %s: %s by %s at %s\n", line(name), l.Decision, line(quoteRule(l.Rule)), line(l.Rule.Span.String()))
+		fmt.Fprintf(w, "  %s: %s by %s at %s\n", line(name), l.Decision, line(QuoteRule(l.Rule)), line(l.Rule.Span.String()))
 		if l.Rule.Why != "" {
 			fmt.Fprintf(w, "    why: %s\n", line(l.Rule.Why))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -252,13 +253,19 @@ func (s *Session) timeLimit(ctx context.Context, c *Call, next Handler) (*Result
 // one with the reason. A decision under another revision than the last
 // one logs the change first.
 func (s *Session) decide(ctx context.Context, act string, phase config.Phase, parent string) (*eval.Decision, error) {
+	return s.decideArgs(ctx, act, nil, phase, parent)
+}
+
+// decideArgs is decide for a program's call with its arguments (argv
+// after argv[0]), which the rules with .args match.
+func (s *Session) decideArgs(ctx context.Context, act string, args []string, phase config.Phase, parent string) (*eval.Decision, error) {
 	var d *eval.Decision
 	var err error
-	if s.holdsSecret(act) {
+	if s.holdsSecret(act) || slices.ContainsFunc(args, s.holdsSecret) {
 		// It is not asked: no decision log, no remote OPA sees it.
-		err = fmt.Errorf("%w: the action holds a secret's value, so it is not asked of the policy", eval.ErrUnavailable)
+		err = fmt.Errorf("%w: the action or its arguments hold a secret's value, so it is not asked of the policy", eval.ErrUnavailable)
 	} else {
-		d, err = s.engine(ctx).Decide(ctx, act, phase)
+		d, err = s.engine(ctx).DecideArgs(ctx, act, args, phase)
 	}
 	if errors.Is(err, eval.ErrUnavailable) {
 		d, err = &eval.Decision{Action: s.redact.String(act), Phase: phase, Decision: config.Deny, Error: s.redact.String(err.Error()), Unavailable: true}, nil
@@ -343,7 +350,11 @@ func (s *Session) policy(ctx context.Context, c *Call, next Handler) (*Result, e
 	if c.identity != nil {
 		return nil, &RefusedError{Action: c.Action, Reason: c.identity.Error()}
 	}
-	d, err := s.decide(ctx, c.Action, config.Loop, c.ID)
+	var args []string
+	if c.Exec != nil && len(c.Exec.Argv) > 0 {
+		args = append([]string{}, c.Exec.Argv[1:]...)
+	}
+	d, err := s.decideArgs(ctx, c.Action, args, config.Loop, c.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -125,8 +125,8 @@ func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err e
 	}
 	ctx, span := telemetry.StartHook(ctx, client, ev.SessionID, ev.ToolName)
 	defer span.End()
-	decide := func(ctx context.Context, a string) (*eval.Decision, error) {
-		d, err := pol.Engine.Decide(ctx, a, config.Loop)
+	decide := func(ctx context.Context, a string, args []string) (*eval.Decision, error) {
+		d, err := pol.Engine.DecideArgs(ctx, a, args, config.Loop)
 		if err == nil {
 			telemetry.RecordDecision(ctx, d, telemetry.Verdict{Allowed: d.Decision == config.Allow, Hook: hook.PutsAsks(client)})
 		}

@@ -263,7 +263,7 @@ func decider(d *eval.Decision) string {
 	who := l.Spelling()
 	switch {
 	case l.Rule != nil:
-		return fmt.Sprintf("the %s rule %q (%s) at %s", who, l.Rule.Pattern, l.Rule.Decision, l.Rule.Span)
+		return fmt.Sprintf("the %s rule %s (%s) at %s", who, eval.QuoteRule(l.Rule), l.Rule.Decision, l.Rule.Span)
 	case l.DefaultSpan != nil:
 		return fmt.Sprintf("the %s default (%s) at %s", who, l.Decision, l.DefaultSpan)
 	}

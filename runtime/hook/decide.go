@@ -23,8 +23,9 @@ type Verdict struct {
 	Reason string
 }
 
-// Decider decides one action at loop phase.
-type Decider func(ctx context.Context, action string) (*eval.Decision, error)
+// Decider decides one action at loop phase; args, for a program's
+// call, are its arguments (nil for every other action).
+type Decider func(ctx context.Context, action string, args []string) (*eval.Decision, error)
 
 // Call is one tool call of a client, as the hook event gives it.
 type Call struct {
@@ -75,8 +76,8 @@ func reason(d *eval.Decision) string {
 // Decide decides call under the policy decide asks.
 func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
 	var v Verdict
-	one := func(act string) error {
-		d, err := decide(ctx, act)
+	one := func(act string, args []string) error {
+		d, err := decide(ctx, act, args)
 		if err != nil {
 			return err
 		}
@@ -92,12 +93,12 @@ func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
 		}
 		sh := ParseShell(text)
 		for _, p := range sh.Programs {
-			act, err := action.Exec(p)
+			act, err := action.Exec(p.Name)
 			if err != nil {
 				v.ask(err.Error())
 				continue
 			}
-			if err := one(act); err != nil {
+			if err := one(act, p.Args); err != nil {
 				return v, err
 			}
 		}
@@ -124,7 +125,7 @@ func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
 			v.ask(err.Error())
 			return v, nil
 		}
-		if err := one(act); err != nil {
+		if err := one(act, nil); err != nil {
 			return v, err
 		}
 	case readTool, writeTool:
@@ -149,7 +150,7 @@ func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
 			v.ask(err.Error())
 			return v, nil
 		}
-		if err := one(act); err != nil {
+		if err := one(act, nil); err != nil {
 			return v, err
 		}
 	default:
@@ -161,7 +162,7 @@ func Decide(ctx context.Context, decide Decider, c Call) (Verdict, error) {
 			v.ask(err.Error())
 			return v, nil
 		}
-		d, err := decide(ctx, act)
+		d, err := decide(ctx, act, nil)
 		if err != nil {
 			return v, err
 		}

@@ -53,7 +53,7 @@ func (c Call) files(ctx context.Context, decide Decider, v *Verdict, op, p strin
 				v.ask(fmt.Sprintf("%s is not an action chock can decide: %v", act, err))
 				continue
 			}
-			d, err := decide(ctx, act)
+			d, err := decide(ctx, act, nil)
 			if err != nil {
 				return err
 			}

@@ -12,15 +12,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chockhq/chock/compile/action"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // Shell is what a shell text runs, as far as the text says.
 type Shell struct {
-	// Programs are the argv[0] of every simple command it would run, the
-	// wrappers (env, xargs, find -exec, sh -c …) and what they run alike,
-	// in the order they appear.
-	Programs []string
+	// Programs are every simple command it would run, the wrappers (env,
+	// xargs, find -exec, sh -c …) and what they run alike, in the order
+	// they appear.
+	Programs []Program
 	// Writes are the files a redirection writes.
 	Writes []string
 	// Unknown says, one line each, what chock cannot decide from the text
@@ -29,6 +30,28 @@ type Shell struct {
 	Unknown []string
 
 	funcs map[string]bool // functions the text defines
+}
+
+// Program is one simple command of the text: its argv[0], and the
+// arguments after it as the rules with .args read them, a word the shell
+// would expand (a variable, a glob, a substitution) and an argument added
+// at run time (xargs's input, find's {}) being action.Unknown.
+type Program struct {
+	Name string
+	Args []string
+}
+
+// programArgs are argv's arguments after argv[0], as Program has them.
+func programArgs(argv []string, fixed []bool) []string {
+	out := make([]string, 0, len(argv))
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if !fixed[i] || strings.ContainsAny(a, "*?[") {
+			a = action.Unknown
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // builtinWrappers are bash builtins that run their arguments: what they
@@ -271,7 +294,7 @@ func (s *Shell) argv(argv []string, fixed []bool, depth int) {
 		return // a builtin that runs no program
 	}
 	if !builtinWrappers[name] {
-		s.Programs = append(s.Programs, name)
+		s.Programs = append(s.Programs, Program{Name: name, Args: programArgs(argv, fixed)})
 	}
 	if strings.Contains(name, "/") {
 		s.unknown("%s names a file by its path, which the text cannot show is the program its name means (chock hook --sandbox checks it)", name)
@@ -323,10 +346,13 @@ func (s *Shell) argv(argv []string, fixed []bool, depth int) {
 	}
 	i += w.positional
 	switch {
+	case i < len(argv) && base == "xargs":
+		// What it runs is given more arguments from its input.
+		s.argv(append(slices.Clone(argv[i:]), action.Unknown), append(slices.Clone(fixed[i:]), false), depth)
 	case i < len(argv):
 		s.argv(argv[i:], fixed[i:], depth)
 	case base == "xargs":
-		s.Programs = append(s.Programs, "echo")
+		s.Programs = append(s.Programs, Program{Name: "echo", Args: []string{action.Unknown}})
 	case base == "sudo" || base == "doas":
 		s.unknown("%s with no command runs a shell", base)
 	}
@@ -443,7 +469,12 @@ func (s *Shell) find(args []string, fixed []bool, depth int) {
 			for j < len(args) && !(fixed[j] && (args[j] == ";" || args[j] == "+")) {
 				j++
 			}
-			s.argv(args[i+1:j], fixed[i+1:j], depth)
+			// {} is each file found: an argument known only at run time.
+			cmd, known := slices.Clone(args[i+1:j]), slices.Clone(fixed[i+1:j])
+			for k := 1; k < len(cmd); k++ {
+				known[k] = known[k] && !strings.Contains(cmd[k], "{}")
+			}
+			s.argv(cmd, known, depth)
 			i = j
 		}
 	}

@@ -20,7 +20,10 @@ const policy = `.{ .policy = .{
                 "exec.path.sudo", "exec.path.doas", "exec.path.busybox", "exec.path.printf", "exec.path.sed",
                 "exec.path.python3", "exec.path.make", "net.fetch.com.github" },
     .ask = .{ "exec.path.npm" },
-    .rules = .{ .{ .action = "exec.path.curl", .decision = .deny, .why = "fetches go through fetch_url" } },
+    .rules = .{
+        .{ .action = "exec.path.curl", .decision = .deny, .why = "fetches go through fetch_url" },
+        .{ .action = "exec.path.git", .decision = .deny, .args = .{ "push" }, .why = "pushes go through the merge queue" },
+    },
     .deny = .{ "exec.path.rm", "exec.path.nc", "exec.path.wget" },
 } }`
 
@@ -30,8 +33,8 @@ func decider(t *testing.T) Decider {
 	if err != nil {
 		t.Fatalf("%v %v", err, ds)
 	}
-	return func(ctx context.Context, a string) (*eval.Decision, error) {
-		return p.Engine.Decide(ctx, a, config.Loop)
+	return func(ctx context.Context, a string, args []string) (*eval.Decision, error) {
+		return p.Engine.DecideArgs(ctx, a, args, config.Loop)
 	}
 }
 
@@ -45,6 +48,18 @@ func TestShellTexts(t *testing.T) {
 		text string
 		want config.Decision
 	}{
+		// Argument rules: git push is denied however it is written.
+		{"git push", D},
+		{"git -C sub push origin main", D},
+		{"git -c core.sshCommand=x push", D},
+		{"git status; git push", D},
+		{"sh -c 'git push'", D},
+		{"git $(echo push)", D},      // an argument chock cannot read may be push
+		{"echo push | xargs git", D}, // xargs gives git its input as arguments
+		{"find . -name x -exec git {} \\;", D},
+		{"git log --grep push", D},        // a deny's words match anywhere: the safe side
+		{"git log --oneline push.txt", A}, // whole arguments, not parts of them
+		{"git pull && git status", A},
 		// Ordinary work.
 		{"git status && git diff", A},
 		{"go test ./... | tee out.txt", A},

@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chockhq/chock/runtime/sessionlog"
+)
+
+// argsPolicy allows git but its pushes; a dry run is let through.
+const argsPolicy = `.{
+    .policy = .{
+        .allow = .{ "exec.path.git", "exec.path.sh" },
+        .rules = .{
+            .{ .action = "exec.path.git", .decision = .deny, .args = .{ "push" }, .why = "pushes go through the merge queue" },
+            .{ .action = "exec.path.git", .decision = .allow, .args = .{ "push", "--dry-run" } },
+        },
+    },
+}`
+
+// TestArgsRules: a top-level exec call is decided with its arguments:
+// git status runs, git push is refused by the .args rule, and so is a
+// push behind a flag (git -C x push, git -c a=b push).
+func TestArgsRules(t *testing.T) {
+	f, _, _ := fileFixture(t, argsPolicy)
+	run := func(argv ...string) (*Result, error) {
+		return f.s.Run(context.Background(), &Call{Tool: "exec", Timeout: 20 * time.Second, Exec: &ExecRequest{Argv: argv}})
+	}
+	if res, err := run("git", "status", "--porcelain"); err != nil || res.ExitCode != 0 {
+		t.Fatalf("git status: %v %+v", err, res)
+	}
+	for _, argv := range [][]string{{"git", "push"}, {"git", "-C", "x", "push"}, {"git", "-c", "a=b", "push", "origin"}} {
+		_, err := run(argv...)
+		var refused *RefusedError
+		if !errors.As(err, &refused) || !strings.Contains(refused.Reason, `.args = .{ "push" }`) {
+			t.Errorf("%q: %v, want refused by the .args rule", argv, err)
+		}
+	}
+	// The allow of the longer .args: git push --dry-run is decided allow
+	// (it fails for want of a remote, which is git's answer, not chock's).
+	if _, err := run("git", "push", "--dry-run"); err != nil {
+		t.Errorf("git push --dry-run: %v", err)
+	}
+	evs, _ := sessionlog.Read(f.logDir, f.s.ID)
+	denied := 0
+	for _, ev := range evs {
+		if ev["kind"] == "decision" && ev["decision"] == "deny" {
+			denied++
+			if rule := fmt.Sprint(ev["rule"]); !strings.HasPrefix(rule, `exec.path.git .args = .{ "push" } (chock.zon:5:`) {
+				t.Errorf("the session log names %q", rule)
+			}
+		}
+	}
+	if denied != 3 {
+		t.Errorf("%d denials logged, want 3", denied)
+	}
+}
