@@ -37,7 +37,7 @@ func RunExpectations(ctx context.Context, e *Engine, cfg *config.Config) ([]Expe
 	used := map[key]bool{}
 	var out []ExpectResult
 	for _, x := range cfg.Expect {
-		d, err := e.Decide(ctx, x.Action.Value, x.Phase.Value)
+		d, err := e.decideArgs(ctx, x.Action.Value, x.Args(), x.Phase.Value, true)
 		if err != nil {
 			return nil, nil, err
 		}

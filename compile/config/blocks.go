@@ -391,6 +391,7 @@ var expectationBlock = newBlock(&block[Expectation]{
     .policy = .{ .allow = .{"mcp.notion.host.com.notion.*"} },
     .expect = .{
         .{ .action = "mcp.notion.host.com.notion.mcp", .phase = .start, .decision = .allow, .layer = "project", .rule = "mcp.notion.host.com.notion.*" },
+        .{ .action = "exec.path.git", .argv = .{ "git", "push", "origin" }, .decision = .deny },
     },
 }`,
 	codes: []string{CodeUnknownField, CodeWrongType, CodeMissingField},
@@ -424,6 +425,10 @@ var expectationBlock = newBlock(&block[Expectation]{
 		{
 			RefField: RefField{"rule", "string", "any rule", `"exec.path.gh"`, "The pattern of the deciding rule, or \"default\" for a layer's default.", []string{CodeWrongType}},
 			decode:   text(".rule", func(x *Expectation) *Text { return &x.Rule }),
+		},
+		{
+			RefField: RefField{"argv", "list of strings", "none", `.{ "git", "push", "origin" }`, "For an exec.path action: the whole command line the call runs, its program first, so that the rules with .args decide it (as Codex's match and not_match examples do). chock lint decides these at once and reports one that fails.", []string{CodeExpectArgv, CodeWrongType}},
+			decode:   texts(".argv", "an element of .argv", func(x *Expectation) *Field[[]Text] { return &x.Argv }),
 		},
 	},
 })

@@ -32,6 +32,7 @@ const (
 	CodeOrgName         = "org-name-missing"
 	CodeExpectWildcard  = "expect-wildcard"
 	CodeArgsBad         = "args-bad"
+	CodeExpectArgv      = "expect-argv"
 )
 
 // Blocks are the top-level fields of chock.zon this toolchain reads.

@@ -397,4 +397,22 @@ type Expectation struct {
 	// deciding pattern.
 	Layer Text
 	Rule  Text
+	// Argv, when set, is the whole command line of an exec.path action's
+	// call, its program first: the rules with .args decide its arguments.
+	Argv Field[[]Text]
+}
+
+// Args are the arguments the expectation's call has: Argv after its
+// program, or nil when Argv is not written.
+func (x *Expectation) Args() []string {
+	if !x.Argv.Set {
+		return nil
+	}
+	out := []string{}
+	for i, t := range x.Argv.Value {
+		if i > 0 {
+			out = append(out, t.Value)
+		}
+	}
+	return out
 }

@@ -139,6 +139,7 @@ var Catalog = []Check{
 	{CodeExpectLayer, diag.Warning, "expect", "An expectation's .layer spelled as before (an org's bare name, or \"org\" for any org): a layer is spelled \"project\" or \"org:NAME\" everywhere.", `.{ .action = "exec.path.gh", .decision = .deny, .layer = "acme" }`},
 	{config.CodeArgsBad, diag.Error, "rules", "A rule's .args that is empty, longer than 16, or holds an element that is not a string, \"*\" or a list of strings (an empty one, or a NUL byte, which no argument holds).", `.args = .{}`},
 	{CodeArgsNotExec, diag.Error, "rules", "A rule with .args whose action is not a program's (exec.path.<program>): only a call has arguments.", `.{ .action = "net.fetch.com.github", .decision = .deny, .args = .{"x"} }`},
+	{config.CodeExpectArgv, diag.Error, "expect", "An expectation with .argv (a whole command line, as Codex's match and not_match examples) that the policy does not decide as it says, or whose program is not its action's: lint decides these at once.", `.{ .action = "exec.path.git", .argv = .{ "git", "push" }, .decision = .allow } with git push denied`},
 	{config.CodeExpectWildcard, diag.Error, "expect", "An expectation whose action has a '*': an expectation names one concrete action.", `.{ .action = "exec.*", .decision = .allow }`},
 }
 

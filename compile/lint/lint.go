@@ -77,6 +77,9 @@ func Run(in Input) diag.List {
 // expectations points at .layer spellings from before.
 func (l *linter) expectations(c *config.Config) {
 	for _, x := range c.Expect {
+		if x.Argv.Set {
+			l.argvExpectation(x)
+		}
 		if x.Layer.Value == "" {
 			continue
 		}
@@ -90,6 +93,43 @@ func (l *linter) expectations(c *config.Config) {
 		}
 		l.add(x.Layer.Span, CodeExpectLayer, fmt.Sprintf("layer %q: a layer is spelled \"project\" or \"org:NAME\"", x.Layer.Value), hint)
 	}
+}
+
+// argvExpectation decides an expectation that gives a command line (as
+// Codex's match and not_match examples are), so a policy whose rules do
+// not do what its examples say fails lint: its argv must be a program's
+// call of its action, decided as the expectation says.
+func (l *linter) argvExpectation(x *config.Expectation) {
+	a, err := action.ParseAction(x.Action.Value)
+	if err != nil {
+		return // the action's own error is said
+	}
+	if len(x.Argv.Value) == 0 {
+		l.add(x.Argv.Span, config.CodeExpectArgv, ".argv is empty: it is a whole command line, its program first", `write .argv = .{ "git", "push" }`)
+		return
+	}
+	want, err := action.Exec(x.Argv.Value[0].Value)
+	if err != nil || want != x.Action.Value {
+		l.add(x.Argv.Value[0].Span, config.CodeExpectArgv, fmt.Sprintf("the program %q is not the action %s's", x.Argv.Value[0].Value, x.Action.Value),
+			fmt.Sprintf("write .action = %q", want))
+		return
+	}
+	r := l.evaluator(a).DecideArgs(a, x.Args(), x.Phase.Value)
+	if r.Decision == x.Decision.Value {
+		return
+	}
+	by := "the default"
+	for _, lr := range r.Layers {
+		if lr.Decision == r.Decision {
+			by = fmt.Sprintf("the %s default", config.LayerSpelling(lr.Layer.Kind, lr.Layer.Name))
+			if lr.Rule != nil {
+				by = fmt.Sprintf("%s at %s", lr.Rule.Key(), at(lr.Rule.Span))
+			}
+			break
+		}
+	}
+	l.add(x.Argv.Span, config.CodeExpectArgv, fmt.Sprintf("the command line is %s (by %s), and the expectation says %s", r.Decision, by, x.Decision.Value),
+		"change the rules or the expectation")
 }
 
 func (l *linter) add(span diag.Span, code, msg, hint string) {
