@@ -298,7 +298,15 @@ type TextOptions struct {
 // o asks beside the layers.
 func (x *Explanation) WriteTextWith(w io.Writer, src diag.Sources, o TextOptions) {
 	d := x.Decision
-	fmt.Fprintf(w, "%s at %s: %s\n", line(d.Action), d.Phase, strings.ToUpper(d.Decision.String()))
+	with := ""
+	if d.Args != nil {
+		qs := make([]string, len(d.Args))
+		for i, a := range d.Args {
+			qs[i] = strconv.Quote(a)
+		}
+		with = " with arguments [" + strings.Join(qs, " ") + "]"
+	}
+	fmt.Fprintf(w, "%s%s at %s: %s\n", line(d.Action), line(with), d.Phase, strings.ToUpper(d.Decision.String()))
 	if d.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", line(d.Error))
 	}

@@ -191,7 +191,90 @@ type Report struct {
 	// a file added to or dropped from its pins, a call it declares added or
 	// dropped.
 	Programs []ProgramChange `json:"programs"`
-	Regions  int             `json:"regions"`
+	// Args are the changes of the rules with .args, rule by rule: what a
+	// call's arguments decide is not a region of actions.
+	Args    []ArgsChange `json:"args"`
+	Regions int          `json:"regions"`
+}
+
+// ArgsChange is a rule with .args added, removed or decided otherwise in
+// one layer. An allow added or a refusal (deny, ask) removed or loosened
+// widens.
+type ArgsChange struct {
+	Layer string `json:"layer"`
+	// Rule is its pattern and .args as chock.zon writes them.
+	Rule string `json:"rule"`
+	// Old and New are its decisions; nil where the rule is not.
+	Old  *config.Decision `json:"old"`
+	New  *config.Decision `json:"new"`
+	Kind string           `json:"kind"`
+	Span diag.Span        `json:"span"`
+}
+
+// argsChanges compares the rules with .args of each layer of both sides.
+func argsChanges(oe, ne *native.Evaluator) []ArgsChange {
+	type rule struct {
+		d    config.Decision
+		span diag.Span
+	}
+	index := func(e *native.Evaluator) (map[string]rule, []string) {
+		m, order := map[string]rule{}, []string(nil)
+		for _, l := range e.Layers {
+			for _, r := range l.Policy.Rules {
+				if r.Args == nil {
+					continue
+				}
+				k := config.LayerSpelling(l.Kind, l.Name) + "\x00" + r.Key()
+				if old, ok := m[k]; ok && old.d <= r.Decision {
+					continue // the same rule twice: the stricter decides
+				}
+				if _, ok := m[k]; !ok {
+					order = append(order, k)
+				}
+				m[k] = rule{r.Decision, r.Span}
+			}
+		}
+		return m, order
+	}
+	om, oo := index(oe)
+	nm, no := index(ne)
+	var out []ArgsChange
+	add := func(k string) {
+		layer, text, _ := strings.Cut(k, "\x00")
+		c := ArgsChange{Layer: layer, Rule: text}
+		o, had := om[k]
+		n, has := nm[k]
+		loosens := func(from, to config.Decision) bool { return to > from }
+		switch {
+		case had && has && o.d == n.d:
+			return
+		case had && has:
+			c.Old, c.New, c.Span, c.Kind = &o.d, &n.d, n.span, Narrowed
+			if loosens(o.d, n.d) {
+				c.Kind = Widened
+			}
+		case has:
+			c.New, c.Span, c.Kind = &n.d, n.span, Narrowed
+			if n.d == config.Allow {
+				c.Kind = Widened
+			}
+		default:
+			c.Old, c.Span, c.Kind = &o.d, o.span, Widened
+			if o.d == config.Allow {
+				c.Kind = Narrowed
+			}
+		}
+		out = append(out, c)
+	}
+	for _, k := range no {
+		add(k)
+	}
+	for _, k := range oo {
+		if _, ok := nm[k]; !ok {
+			add(k)
+		}
+	}
+	return out
 }
 
 // ProgramChange is one change of a .programs entry. A declared call added,
@@ -206,7 +289,7 @@ type ProgramChange struct {
 
 // Empty says whether nothing changed.
 func (r *Report) Empty() bool {
-	return len(r.Changes) == 0 && len(r.Secrets) == 0 && len(r.Servers) == 0 && len(r.Programs) == 0
+	return len(r.Changes) == 0 && len(r.Secrets) == 0 && len(r.Servers) == 0 && len(r.Programs) == 0 && len(r.Args) == 0
 }
 
 // Widened says whether anything widened.
@@ -214,7 +297,8 @@ func (r *Report) Widened() bool {
 	return widens(r.Changes, func(c Change) string { return c.Kind }) ||
 		widens(r.Secrets, func(c SecretChange) string { return c.Kind }) ||
 		widens(r.Servers, func(c ServerChange) string { return c.Kind }) ||
-		widens(r.Programs, func(c ProgramChange) string { return c.Kind })
+		widens(r.Programs, func(c ProgramChange) string { return c.Kind }) ||
+		widens(r.Args, func(c ArgsChange) string { return c.Kind })
 }
 
 // widens says whether a change of list widened, kind reading its kind.
@@ -246,7 +330,7 @@ func diff(before, after Side, o Options, coarsen bool) (*Report, error) {
 		}
 		limit = region.Limit(n)
 	}
-	rep := &Report{Changes: []Change{}, Secrets: []SecretChange{}, Servers: []ServerChange{}}
+	rep := &Report{Changes: []Change{}, Secrets: []SecretChange{}, Servers: []ServerChange{}, Args: []ArgsChange{}}
 	var err error
 	// What changed in each region the walk visits is mapped, and read back
 	// as the coarsest regions that say it: a rule that changes nothing
@@ -301,6 +385,7 @@ func diff(before, after Side, o Options, coarsen bool) (*Report, error) {
 	}
 	rep.Servers, rep.Secrets = servers(before.Config, after.Config, rep.Secrets)
 	rep.Programs = programChanges(before.Config, after.Config)
+	rep.Args = argsChanges(oe, ne)
 	return rep, nil
 }
 

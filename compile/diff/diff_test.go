@@ -446,3 +446,42 @@ func TestCoalescedAllowEveryProgram(t *testing.T) {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(where, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestArgsRulesDiff: a rule with .args added, removed or decided
+// otherwise is one entry, widened or narrowed as a call's arguments
+// would be decided.
+func TestArgsRulesDiff(t *testing.T) {
+	side := func(src string) Side {
+		c, ds := config.Load("chock.zon", []byte(src))
+		if c == nil || ds.HasErrors() {
+			t.Fatalf("%v", ds)
+		}
+		return Side{Config: c}
+	}
+	plain := side(`.{ .policy = .{ .allow = .{"exec.path.git"} } }`)
+	push := side(`.{ .policy = .{ .allow = .{"exec.path.git"}, .rules = .{ .{ .action = "exec.path.git", .decision = .deny, .args = .{"push"} } } } }`)
+	pushAsk := side(`.{ .policy = .{ .allow = .{"exec.path.git"}, .rules = .{ .{ .action = "exec.path.git", .decision = .ask, .args = .{"push"} } } } }`)
+	for _, tc := range []struct {
+		name          string
+		before, after Side
+		want          string
+	}{
+		{"added", plain, push, `narrowed project rule exec.path.git .args = .{ "push" } added: deny`},
+		{"removed", push, plain, `WIDENED  project rule exec.path.git .args = .{ "push" } removed: it was deny`},
+		{"loosened", push, pushAsk, `WIDENED  project rule exec.path.git .args = .{ "push" }  deny -> ask at loop and start`},
+		{"same", push, push, "no change"},
+	} {
+		rep, err := Diff(tc.before, tc.after, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		rep.WriteText(&b)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s:\n%s\nwant a line with %q", tc.name, b.String(), tc.want)
+		}
+		if rep.Widened() != strings.HasPrefix(tc.want, "WIDENED") {
+			t.Errorf("%s: Widened() is %v", tc.name, rep.Widened())
+		}
+	}
+}

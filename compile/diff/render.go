@@ -74,6 +74,18 @@ func (r *Report) entries() []entry {
 	for _, p := range r.Programs {
 		out = append(out, entry{kind: p.Kind, what: fmt.Sprintf("program %s %s", p.Name, p.Change), note: "at " + p.Span.String()})
 	}
+	for _, a := range r.Args {
+		e := entry{kind: a.Kind}
+		switch {
+		case a.Old == nil:
+			e.what, e.note = fmt.Sprintf("%s rule %s added: %s", a.Layer, a.Rule, a.New), "at "+a.Span.String()
+		case a.New == nil:
+			e.what, e.note = fmt.Sprintf("%s rule %s removed: it was %s", a.Layer, a.Rule, a.Old), "was at "+a.Span.String()
+		default:
+			e.what, e.change, e.phases, e.note = fmt.Sprintf("%s rule %s", a.Layer, a.Rule), fmt.Sprintf("%s -> %s", a.Old, a.New), []config.Phase{config.Loop, config.Start}, "at "+a.Span.String()
+		}
+		out = append(out, e)
+	}
 	return out
 }
 

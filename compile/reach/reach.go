@@ -85,6 +85,15 @@ func Report(cfg *config.Config, orgs []*config.Org) ([]string, error) {
 	for _, p := range cfg.Programs {
 		r.program(p)
 	}
+	// What a call's arguments decide is no region of actions: each rule
+	// with .args is a line of its own, in its layer.
+	for _, l := range ev.Layers {
+		for _, rule := range l.Policy.Rules {
+			if rule.Args != nil {
+				r.add("args %s %s %s", config.LayerSpelling(l.Kind, l.Name), rule.Key(), rule.Decision)
+			}
+		}
+	}
 	sort.Strings(r.lines)
 	return dedupe(r.lines), nil
 }
