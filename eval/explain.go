@@ -161,7 +161,7 @@ func opens(d *Decision, project Layer) string {
 		}
 	}
 	if r := project.Rule; r != nil && r.Why != "" {
-		out += fmt.Sprintf("; this undoes the rule %q, which says why it is there: %s", r.Pattern, safetext.Strip(r.Why, 0))
+		out += fmt.Sprintf("; this undoes the rule %s, which says why it is there: %s", QuoteRule(r), safetext.Strip(r.Why, 0))
 	}
 	return out
 }
