@@ -553,3 +553,26 @@ func TestNetworkRefusalInTheResult(t *testing.T) {
 		}
 	}
 }
+
+// TestArgsRuleThroughTheGateway: the exec tool's call is decided with its
+// arguments: git push is refused by the .args rule however it is
+// written, git status runs.
+func TestArgsRuleThroughTheGateway(t *testing.T) {
+	f := newFixture(t, `.{
+    .policy = .{
+        .allow = .{ "exec.path.git" },
+        .rules = .{ .{ .action = "exec.path.git", .decision = .deny, .args = .{ "push" }, .why = "pushes go through the merge queue" } },
+    },
+}`, Options{})
+	cs := f.connect(t, "2025-11-25", nil)
+	for _, argv := range [][]string{{"git", "push"}, {"git", "-C", ".", "push", "origin"}} {
+		text, _ := callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": argv}})
+		if !strings.Contains(text, `refused by chock: exec.path.git`) || !strings.Contains(text, `.args = .{ "push" }`) {
+			t.Errorf("%q: %s", argv, text)
+		}
+	}
+	text, _ := callText(t, cs, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"argv": []string{"git", "--version"}}})
+	if !strings.Contains(text, "git version") {
+		t.Errorf("git --version: %s", text)
+	}
+}
