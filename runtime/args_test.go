@@ -59,3 +59,26 @@ func TestArgsRules(t *testing.T) {
 		t.Errorf("%d denials logged, want 3", denied)
 	}
 }
+
+// TestArgsRulesNested: a nested exec of a program a rule with .args
+// matches is decided by the arguments the kernel is handed (read from the
+// process at its execve): sh running git push is refused, sh running git
+// status is not, and the refusal is logged with the rule.
+func TestArgsRulesNested(t *testing.T) {
+	f, _, _ := fileFixture(t, argsPolicy)
+	res := f.sh(t, "", "git -C . push origin main; echo push=$?; git status --porcelain >/dev/null; echo status=$?")
+	if !strings.Contains(res.Stdout, "push=126") || !strings.Contains(res.Stdout, "status=0") {
+		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	evs, _ := sessionlog.Read(f.logDir, f.s.ID)
+	found := false
+	for _, ev := range evs {
+		if ev["kind"] == "exec.nested" && ev["outcome"] == "refused" {
+			why := fmt.Sprint(ev["why"])
+			found = found || strings.Contains(why, `exec.path.git with these arguments is deny by project rule "exec.path.git" .args = .{ "push" }`)
+		}
+	}
+	if !found {
+		t.Errorf("no refused exec.nested names the .args rule: %v", evs)
+	}
+}

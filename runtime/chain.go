@@ -261,9 +261,20 @@ func (s *Session) decide(ctx context.Context, act string, phase config.Phase, pa
 func (s *Session) decideArgs(ctx context.Context, act string, args []string, phase config.Phase, parent string) (*eval.Decision, error) {
 	var d *eval.Decision
 	var err error
-	if s.holdsSecret(act) || slices.ContainsFunc(args, s.holdsSecret) {
+	if slices.ContainsFunc(args, s.holdsSecret) {
+		// An argument holding a secret's value is not sent to the policy
+		// (a remote OPA, its decision log): it is decided as an argument
+		// not known, which every deny's and ask's words match.
+		args = slices.Clone(args)
+		for i, a := range args {
+			if s.holdsSecret(a) {
+				args[i] = action.Unknown
+			}
+		}
+	}
+	if s.holdsSecret(act) {
 		// It is not asked: no decision log, no remote OPA sees it.
-		err = fmt.Errorf("%w: the action or its arguments hold a secret's value, so it is not asked of the policy", eval.ErrUnavailable)
+		err = fmt.Errorf("%w: the action holds a secret's value, so it is not asked of the policy", eval.ErrUnavailable)
 	} else {
 		d, err = s.engine(ctx).DecideArgs(ctx, act, args, phase)
 	}

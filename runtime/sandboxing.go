@@ -344,8 +344,10 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	}
 	runs := func(id sandbox.FileID) bool { return (strict == "" && rights.runs[id]) || extra[id] }
 	spec.Interpreters = append(bareInterpreters(allow, rights), bare...)
+	spec.Decided = s.argsDecided(ctx, allow)
 	sc := sandbox.Command(spec, s.initPath)
 	sc.Report = func(e sandbox.Exec) { s.nestedExec(c, e, rights, runs, strict) }
+	sc.Verdict = func(e sandbox.Exec) string { return s.nestedArgs(ctx, c, e) }
 	start := func() error {
 		err := sc.Start(ctx)
 		var se *sandbox.Error
@@ -370,6 +372,81 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 		return nil
 	}
 	return sc.Cmd, start, nil
+}
+
+// argsPatterns are the patterns of the policy's rules with .args.
+func (s *Session) argsPatterns(ctx context.Context) []action.Pattern {
+	var out []action.Pattern
+	for _, l := range s.engine(ctx).Meta().Layers {
+		for _, r := range l.Rules {
+			if r.Args == "" {
+				continue
+			}
+			if p, err := action.ParsePattern(r.Pattern); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// argsDecided are the files of allow some name of which a rule with .args
+// matches: the exec watch reads the arguments of each exec of them and
+// asks nestedArgs.
+func (s *Session) argsDecided(ctx context.Context, allow []string) []string {
+	pats := s.argsPatterns(ctx)
+	if len(pats) == 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range allow {
+		id, err := sandbox.Identify(p)
+		if err != nil {
+			continue
+		}
+		for _, n := range s.programs.NamesOf(id) {
+			a, err := action.Exec(n)
+			pa, perr := action.ParseAction(a)
+			if err != nil || perr != nil || !slices.ContainsFunc(pats, func(pat action.Pattern) bool { return pat.Matches(pa) }) {
+				continue
+			}
+			out = append(out, p)
+			break
+		}
+	}
+	return out
+}
+
+// nestedArgs decides a nested exec by its arguments (best effort: they are
+// read from the process's memory, which a second thread can rewrite
+// before the kernel reads them): it is refused where, under some name of
+// its file, its arguments make the decision stricter than the program's
+// own (a rule with .args that denies or asks, git push under git's
+// allow). What the arguments would widen is not widened: the kernel's
+// execute set is the program's.
+func (s *Session) nestedArgs(ctx context.Context, c *Call, e sandbox.Exec) string {
+	args := []string{}
+	if len(e.Argv) > 1 {
+		args = e.Argv[1:]
+	}
+	for _, n := range s.programs.NamesOf(e.ID) {
+		act, err := action.Exec(n)
+		if err != nil {
+			continue
+		}
+		plain, err := s.engine(ctx).DecideUnlogged(ctx, act, config.Loop)
+		if err != nil {
+			return "its decision could not be made: " + err.Error()
+		}
+		d, err := s.decideArgs(ctx, act, args, config.Loop, c.ID)
+		if err != nil {
+			return "its decision could not be made: " + err.Error()
+		}
+		if d.Decision < plain.Decision {
+			return fmt.Sprintf("%s with these arguments is %s", act, eval.Describe(d))
+		}
+	}
+	return ""
 }
 
 // declares says whether program name's .calls declare a name that means
@@ -512,6 +589,8 @@ func (s *Session) nestedExec(c *Call, e sandbox.Exec, rights *execRights, runs f
 	switch {
 	case e.Err != nil:
 		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", fmt.Sprintf("not a program file: %v", e.Err)))
+	case e.Refused && e.Why != "":
+		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", e.Why))
 	case e.Refused:
 		fields = append(fields, sessionlog.F("outcome", "refused"), sessionlog.F("why", "an ELF interpreter (ld.so) run as a program would run any file it is given: it runs only as the interpreter of a program, unless a name on the PATH that means it is allowed"))
 	case !known && runs(e.ID):

@@ -63,6 +63,10 @@ type Spec struct {
 	// program would load and run any file it is given, so the watch
 	// refuses an execve of it (Notify). Only chock's side reads it.
 	Interpreters []string `json:"interpreters,omitempty"`
+	// Decided are files among Exec whose execs the watch reads the
+	// arguments of and asks Cmd.Verdict about: programs a rule with .args
+	// may refuse by what they are given. Parent side only.
+	Decided []string `json:"-"`
 	// Files are file-bound secrets, written on a tmpfs mounted at FileDir
 	// inside the sandbox only, then made read-only.
 	FileDir string       `json:"file_dir,omitempty"`

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -93,8 +94,12 @@ type Exec struct {
 	ID   FileID
 	Err  error
 	// Refused says the watch refused the execve (EACCES): it named one
-	// of Spec.Interpreters.
+	// of Spec.Interpreters, or Cmd.Verdict refused it (Why says why).
 	Refused bool
+	Why     string
+	// Argv are the execve's arguments, read for a file of Spec.Decided
+	// (nil otherwise).
+	Argv []string
 	// gone: the process went away before it could be described.
 	gone bool
 }
@@ -110,7 +115,13 @@ type Exec struct {
 // file than the one refused: the refusal stops a program that runs ld.so
 // as any program would; Landlock still bounds what such a race can run
 // to the call's executable files.
-func watch(listener *os.File, report func(Exec), refuse map[Inode]bool) {
+// verdicts are the files whose execs are decided by their arguments.
+type verdicts struct {
+	files map[Inode]bool
+	ask   func(Exec) string
+}
+
+func watch(listener *os.File, report func(Exec), refuse map[Inode]bool, decided *verdicts) {
 	defer listener.Close()
 	fd := int(listener.Fd())
 	first := true
@@ -143,6 +154,19 @@ func watch(listener *os.File, report func(Exec), refuse map[Inode]bool) {
 			case refuse[InodeOf(e.ID)]:
 				e.Refused = true
 				resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EACCES)}
+			case decided != nil && decided.files[InodeOf(e.ID)]:
+				argv, err := readArgv(e.Pid, argvAddr(&n))
+				if err != nil {
+					argv = nil // not readable: decided as arguments not known
+					e.Why = "its arguments could not be read (" + err.Error() + "), so they cannot be decided"
+				} else {
+					e.Argv = argv
+					e.Why = decided.ask(e)
+				}
+				if e.Why != "" {
+					e.Refused = true
+					resp = seccompNotifResp{ID: n.ID, Error: -int32(unix.EACCES)}
+				}
 			}
 			if report != nil {
 				report(e)
@@ -265,6 +289,54 @@ func answer(err error) int32 {
 	return -int32(unix.EACCES)
 }
 
+// argvAddr is where an execve's (or execveat's) argv array is.
+func argvAddr(n *seccompNotif) uint64 {
+	if n.Data.Nr == int32(unix.SYS_EXECVEAT) {
+		return n.Data.Args[2]
+	}
+	return n.Data.Args[1]
+}
+
+// Bounds of an argv the watch reads: the kernel's own (MAX_ARG_STRINGS is
+// larger, but ARG_MAX bounds the whole).
+const (
+	maxArgv    = 32768
+	maxArgLen  = 128 << 10 // MAX_ARG_STRLEN
+	maxArgvLen = 2 << 20
+)
+
+// readArgv reads the NULL-terminated argv array at addr in process pid.
+func readArgv(pid int, addr uint64) ([]string, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	total := 0
+	var ptr [8]byte
+	for i := 0; ; i++ {
+		if i == maxArgv {
+			return nil, errors.New("more arguments than the kernel takes")
+		}
+		if _, err := f.ReadAt(ptr[:], int64(addr)+int64(8*i)); err != nil {
+			return nil, err
+		}
+		p := binary.NativeEndian.Uint64(ptr[:])
+		if p == 0 {
+			return out, nil
+		}
+		s, err := readStringMax(f, p, maxArgLen)
+		if err != nil {
+			return nil, err
+		}
+		if total += len(s) + 1; total > maxArgvLen {
+			return nil, errors.New("the arguments are longer than the kernel takes")
+		}
+		out = append(out, s)
+	}
+}
+
 // readString reads a NUL-terminated string of at most PATH_MAX bytes at
 // addr in process pid.
 func readString(pid int, addr uint64) (string, error) {
@@ -273,9 +345,22 @@ func readString(pid int, addr uint64) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	s, err := readStringMax(f, addr, unix.PathMax)
+	if err != nil && len(s) == 0 && errors.Is(err, errTooLong) {
+		return "", errors.New("the path is longer than PATH_MAX")
+	}
+	return s, err
+}
+
+// errTooLong is a string past its bound.
+var errTooLong = errors.New("the string is longer than its bound")
+
+// readStringMax reads a NUL-terminated string of at most max bytes at
+// addr of the process memory f.
+func readStringMax(f *os.File, addr uint64, max int) (string, error) {
 	var out []byte
 	buf := make([]byte, 256)
-	for len(out) < unix.PathMax {
+	for len(out) < max {
 		// Stop at a page boundary: the next page may not be mapped.
 		room := 4096 - int((addr+uint64(len(out)))%4096)
 		k, err := f.ReadAt(buf[:min(len(buf), room)], int64(addr)+int64(len(out)))
@@ -289,5 +374,5 @@ func readString(pid int, addr uint64) (string, error) {
 			return "", err
 		}
 	}
-	return "", errors.New("the path is longer than PATH_MAX")
+	return "", errTooLong
 }

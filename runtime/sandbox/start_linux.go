@@ -22,6 +22,11 @@ type Cmd struct {
 	// Report receives each nested execve (Spec.Notify), from a goroutine
 	// of its own, until the call's last process is gone.
 	Report func(Exec)
+	// Verdict is asked, from the watch's goroutine, about each execve of
+	// a file of Spec.Decided, its Argv read: a reason refuses it (EACCES),
+	// "" lets it run. Best effort: a second thread of the process can
+	// rewrite the arguments between the read and the kernel's own.
+	Verdict func(Exec) string
 	// Net are the listeners inside the call's network namespace (Spec.Net),
 	// set once Start returns nil; the caller serves and closes them.
 	Net *NetListeners
@@ -117,7 +122,7 @@ func (c *Cmd) Start(ctx context.Context) error {
 			if l := rights(oob[:oobn]); l != nil && listener == nil {
 				// Watched at once: the program's own exec waits for it.
 				listener = l
-				go watch(listener, c.Report, c.refused())
+				go watch(listener, c.Report, c.refused(), c.decided())
 			}
 			continue
 		}
@@ -152,9 +157,21 @@ func (c *Cmd) Start(ctx context.Context) error {
 
 // refused are the identities of Spec.Interpreters, as pinned (Pins) or
 // as they are now.
-func (c *Cmd) refused() map[Inode]bool {
-	out := make(map[Inode]bool, len(c.spec.Interpreters))
-	for _, p := range c.spec.Interpreters {
+func (c *Cmd) refused() map[Inode]bool { return c.inodes(c.spec.Interpreters) }
+
+// decided is what the watch asks Verdict about: the identities of
+// Spec.Decided, with Verdict.
+func (c *Cmd) decided() *verdicts {
+	if c.Verdict == nil || len(c.spec.Decided) == 0 {
+		return nil
+	}
+	return &verdicts{files: c.inodes(c.spec.Decided), ask: c.Verdict}
+}
+
+// inodes are the identities of paths, as pinned (Pins) or as they are.
+func (c *Cmd) inodes(paths []string) map[Inode]bool {
+	out := make(map[Inode]bool, len(paths))
+	for _, p := range paths {
 		if in, ok := c.spec.Pins[p]; ok {
 			out[in] = true
 		} else if id, err := Identify(p); err == nil {
