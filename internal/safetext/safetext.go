@@ -28,16 +28,36 @@ func Hidden(r rune) bool {
 	if r < 0xad {
 		return false
 	}
-	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector, unicode.Zl, unicode.Zp)
+	return unicode.In(r, hiddenTables...)
 }
 
-// hiddenRanges is Hidden as inclusive ranges, worked out once.
+// hiddenTables are the tables Hidden reads.
+var hiddenTables = []*unicode.RangeTable{unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector, unicode.Zl, unicode.Zp}
+
+// hiddenRanges is Hidden as inclusive ranges, worked out once from its
+// tables' ranges (a few thousand runes, where a walk of every rune costs
+// tens of milliseconds at each process start that needs it).
 var hiddenRanges = sync.OnceValue(func() [][2]rune {
-	var out [][2]rune
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if !Hidden(r) {
-			continue
+	var rs []rune
+	add := func(lo, hi, stride uint32) {
+		for r := lo; r <= hi; r += stride {
+			if Hidden(rune(r)) {
+				rs = append(rs, rune(r))
+			}
 		}
+	}
+	for _, t := range hiddenTables {
+		for _, r := range t.R16 {
+			add(uint32(r.Lo), uint32(r.Hi), uint32(r.Stride))
+		}
+		for _, r := range t.R32 {
+			add(r.Lo, r.Hi, r.Stride)
+		}
+	}
+	slices.Sort(rs)
+	rs = slices.Compact(rs)
+	var out [][2]rune
+	for _, r := range rs {
 		if n := len(out); n > 0 && out[n-1][1] == r-1 {
 			out[n-1][1] = r
 		} else {

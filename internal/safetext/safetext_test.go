@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestLineAndText(t *testing.T) {
@@ -139,6 +140,22 @@ func TestStrip(t *testing.T) {
 		}
 		if got := Strip(tc.in, tc.limit); tc.limit > 0 && len(got) > tc.limit {
 			t.Errorf("Strip(%q, %d) is %d bytes", tc.in, tc.limit, len(got))
+		}
+	}
+}
+
+// TestHiddenRangesAreEveryHiddenRune: the ranges worked out from the
+// tables are exactly the runes Hidden reports, over every rune.
+func TestHiddenRangesAreEveryHiddenRune(t *testing.T) {
+	ranges := HiddenRanges()
+	i := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		for i < len(ranges) && ranges[i][1] < r {
+			i++
+		}
+		in := i < len(ranges) && ranges[i][0] <= r && r <= ranges[i][1]
+		if in != Hidden(r) {
+			t.Fatalf("%U: in the ranges %v, Hidden %v", r, in, Hidden(r))
 		}
 	}
 }
