@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,13 @@ type Input struct {
 	// compile, root chock_orgs/NAME) is loaded beside it. The orgs are
 	// still needed here, for their names and for lint.
 	LinkOrgs bool
+	// Only, when set, are the only actions the compiled policy will be
+	// asked about (chock hook's, for one event): each layer's module holds
+	// just the rules that match one of them, numbered as in the whole
+	// policy, so their decisions are the whole policy's and OPA compiles a
+	// handful of rules, not every one. The meta is the whole policy's; an
+	// engine refuses to decide any other action (Output.Only).
+	Only []string
 }
 
 // Output is a compiled policy: its modules (path → source), what it
@@ -49,6 +57,9 @@ type Output struct {
 	Parsed map[string]*ast.Module
 	// Meta is data.chock.meta.
 	Meta *Meta
+	// Only are Input.Only: the actions its modules decide, when they hold
+	// only the rules that match those (nil: every action).
+	Only []string
 
 	compiler *ast.Compiler
 	data     func() map[string]any
@@ -155,6 +166,21 @@ func Compile(in Input) (*Output, error) {
 		}
 	}
 	out := &Output{Modules: map[string]string{}, Parsed: map[string]*ast.Module{}, Kind: "project"}
+	if in.Only != nil {
+		out.Only = slices.Clone(in.Only)
+		var acts []action.Action
+		for _, a := range in.Only {
+			if act, err := action.ParseAction(a); err == nil {
+				acts = append(acts, act)
+			}
+		}
+		keep := func(r *config.Rule) bool {
+			return slices.ContainsFunc(acts, func(a action.Action) bool { return r.Pattern.Matches(a) })
+		}
+		for _, l := range ls {
+			l.keep = keep
+		}
+	}
 	own := ls
 	segments, st := policySegments(ls), stride(ls)
 	if in.LinkOrgs {
@@ -532,6 +558,9 @@ func metaData(m *Meta) map[string]any {
 			rule := map[string]any{"pattern": r.Pattern, "decision": r.Decision.String(), "why": r.Why, "span": spanData(r.Span)}
 			if r.Builtin {
 				rule["builtin"] = true
+			}
+			if r.Args != "" {
+				rule["args"] = r.Args
 			}
 			rules[k] = rule
 		}

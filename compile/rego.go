@@ -40,6 +40,23 @@ type Layer struct {
 	pkg string
 	// index is the layer's place in data.chock.meta.layers.
 	index int
+	// keep, when set, says which rules the layer's module holds (Input.Only):
+	// the others are left out, their numbers and places unchanged.
+	keep func(*config.Rule) bool
+}
+
+// kept is how many of the layer's rules its module holds.
+func (l *Layer) kept() int {
+	if l.keep == nil {
+		return len(l.Policy.Rules)
+	}
+	n := 0
+	for _, r := range l.Policy.Rules {
+		if l.keep(r) {
+			n++
+		}
+	}
+	return n
 }
 
 // spanJSON writes a span as a Rego (JSON) object literal, the shape
@@ -197,6 +214,15 @@ type condition struct {
 	prefix string
 }
 
+// regoSet is strings as a Rego set literal.
+func regoSet(ss []string) string {
+	qs := make([]string, len(ss))
+	for i, x := range ss {
+		qs[i] = quote(x)
+	}
+	return "{" + strings.Join(qs, ", ") + "}"
+}
+
 // conditionOf is the condition pattern p compiles to.
 func conditionOf(p action.Pattern) condition {
 	segs := p.Segments()
@@ -225,10 +251,14 @@ func conditionOf(p action.Pattern) condition {
 			meta = true
 		}
 	}
+	// glob.match splits the action at every dot, a path's too: a pattern
+	// that may match an action ending in a path (its first segment '*' or
+	// fs) is matched on input.segments, where the path is one segment.
+	pathLike := segs[0] == "*" || slices.ContainsFunc(action.PathPrefixes(), func(pre string) bool { return strings.HasPrefix(pre, segs[0]+".") })
 	switch {
 	case trailing && !inner:
 		return condition{kind: condPrefix, arg: strings.Join(segs[:last], ".") + "."}
-	case !trailing && !meta:
+	case !trailing && !meta && !pathLike:
 		return condition{kind: condGlob, arg: p.String()}
 	case trailing:
 		return condition{kind: condSegments, segs: segs}
@@ -416,6 +446,9 @@ func layerModule(l *Layer, path string, base int64, pkg, metaRef string) (string
 	nums := ruleNumbers(l.Policy.Rules, base)
 	m.Rules = make([]*ast.Rule, 0, len(l.Policy.Rules))
 	for i, r := range l.Policy.Rules {
+		if l.keep != nil && !l.keep(r) {
+			continue
+		}
 		c := conditionOf(r.Pattern)
 		lines := c.lines()
 		var argsBody ast.Body
@@ -470,42 +503,47 @@ func layerModule(l *Layer, path string, base int64, pkg, metaRef string) (string
 func argsLines(r *config.Rule) []string {
 	prefix := r.Decision == config.Allow
 	var out []string
-	if !prefix {
-		vars := make([]string, len(r.Args))
-		for i := range vars {
-			vars[i] = "i" + strconv.Itoa(i)
-		}
-		out = append(out, "some "+strings.Join(vars, ", "))
-	} else {
+	if prefix {
 		out = append(out, fmt.Sprintf("count(input.args) >= %d", len(r.Args)))
 	}
 	for i, e := range r.Args {
+		// An allow's element i is argument i; a deny's or an ask's is the
+		// first argument after the previous element's that it stands for
+		// (the greedy leftmost match, linear in the arguments).
 		at := "input.args[" + strconv.Itoa(i) + "]"
 		if !prefix {
-			at = "input.args[i" + strconv.Itoa(i) + "]"
+			at = "input.args[j]"
 		}
 		alts := slices.Clone(e.Alts)
-		switch {
-		case e.Alts == nil:
-			out = append(out, at)
-			continue
-		case !prefix:
+		if e.Alts != nil && !prefix {
 			alts = append(alts, action.Unknown)
 		}
-		if len(alts) == 1 {
-			out = append(out, at+" == "+quote(alts[0]))
+		cond := at
+		switch {
+		case e.Alts == nil:
+		case len(alts) == 1:
+			cond = at + " == " + quote(alts[0])
+		default:
+			qs := make([]string, len(alts))
+			for j, a := range alts {
+				qs[j] = quote(a)
+			}
+			cond = at + " in {" + strings.Join(qs, ", ") + "}"
+		}
+		if prefix {
+			out = append(out, cond)
 			continue
 		}
-		qs := make([]string, len(alts))
-		for j, a := range alts {
-			qs[j] = quote(a)
+		after := ""
+		if i > 0 {
+			after = fmt.Sprintf("; j > i%d", i-1)
 		}
-		out = append(out, at+" in {"+strings.Join(qs, ", ")+"}")
-	}
-	if !prefix {
-		for i := 1; i < len(r.Args); i++ {
-			out = append(out, fmt.Sprintf("i%d < i%d", i-1, i))
+		if i == len(r.Args)-1 {
+			// The last is only needed to be there: undefined when it is not.
+			out = append(out, fmt.Sprintf("min({j | some j; %s%s})", cond, after))
+			continue
 		}
+		out = append(out, fmt.Sprintf("i%d := min({j | some j; %s%s})", i, cond, after))
 	}
 	return out
 }
@@ -519,9 +557,11 @@ type mainData struct {
 	MaxSegments            int
 	// ActionRE and ActionError are Rego literals.
 	ActionRE, ActionError string
-	Layers                []mainLayer
-	Stride                int64
-	MetaFormat            int
+	// PathPrefixes are action.PathPrefixes as a Rego set.
+	PathPrefixes string
+	Layers       []mainLayer
+	Stride       int64
+	MetaFormat   int
 	// LinkedOrgs are the linked orgs' names as Rego strings, joined.
 	LinkedOrgs string
 	// NoRules says no layer of this bundle has a rule.
@@ -562,7 +602,7 @@ func mainModule(layers []*Layer, segments bool, stride int64, linked bool) (stri
 	data := mainData{
 		Segments: segments, Linked: linked,
 		MaxSegments: action.MaxSegments,
-		ActionRE:    actionRE(), ActionError: quote(ActionError),
+		ActionRE:    actionRE(), ActionError: quote(ActionError), PathPrefixes: regoSet(action.PathPrefixes()),
 		Stride: stride, MetaFormat: MetaFormat,
 	}
 	var linkedNames, caps []string
@@ -577,7 +617,7 @@ func mainModule(layers []*Layer, segments bool, stride int64, linked bool) (stri
 			ml.Linked, ml.Ref = true, orgRef(l.Name)
 			linkedNames = append(linkedNames, ml.Name)
 		} else {
-			rules += len(l.Policy.Rules)
+			rules += l.kept()
 			if l.Policy.Default.Set {
 				ml.DefaultSpan = ", \"default_span\": " + spanJSON(l.Policy.Default.Span)
 			}

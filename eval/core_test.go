@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -290,6 +291,15 @@ func TestCoreMatchesNativeArgs(t *testing.T) {
 	if len(seen) != 3 {
 		t.Errorf("the random calls reached only %v", seen)
 	}
+	// Many arguments cost the compiled match no more than a scan of them
+	// (the greedy match; all pairs of positions took 30 s at 4000).
+	many := make([]string, 4000)
+	for i := range many {
+		many[i] = action.Unknown
+	}
+	if d, err := p.decide(context.Background(), "exec.path.git", many, config.Loop); err != nil || d.Decision != config.Deny {
+		t.Fatalf("4000 unknown arguments: %v %v", d, err)
+	}
 	// The cases the rules are for.
 	for _, tc := range []struct {
 		prog string
@@ -316,6 +326,128 @@ func TestCoreMatchesNativeArgs(t *testing.T) {
 		}
 		if d.Decision != tc.want {
 			t.Errorf("%s %q: %s, want %s (%s)", tc.prog, tc.args, d.Decision, tc.want, d.Decider().RuleText())
+		}
+	}
+}
+
+// TestOnlyDecidesAsWhole: a policy compiled for a few actions alone
+// (compile.Input.Only, chock hook's) decides each of them as the whole
+// policy does, arguments and file defaults included, and refuses to
+// decide any other.
+func TestOnlyDecidesAsWhole(t *testing.T) {
+	ctx := context.Background()
+	for _, pol := range []corePolicy{{"args", argsPolicy, []string{argsOrg}}, {"seed", seedProject, []string{seedOrg}}, randomPolicy(300, 7)} {
+		t.Run(pol.name, func(t *testing.T) {
+			whole, c := build(t, pol.project, pol.orgs...)
+			var orgs []*config.Org
+			for i, o := range pol.orgs {
+				org, _ := config.LoadOrg(fmt.Sprintf("org%d.zon", i+1), []byte(o))
+				orgs = append(orgs, org)
+			}
+			segs := append(segmentsOf(c, orgs), "fs", "read", "write", "~/.ssh/id_rsa", ".git/config", "git", "path", "exec")
+			r := rand.New(rand.NewPCG(3, uint64(len(pol.name))))
+			for i := 0; i < 60; i++ {
+				var acts []string
+				for k := 1 + r.IntN(3); k > 0; k-- {
+					parts := make([]string, 1+r.IntN(4))
+					for j := range parts {
+						parts[j] = segs[r.IntN(len(segs))]
+					}
+					acts = append(acts, strings.Join(parts, "."))
+				}
+				acts = append(acts, "exec.path.git", "fs.write..git/config")
+				in := input(t, pol.project, pol.orgs...)
+				in.Only = acts
+				out, err := compile.Compile(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				part, err := FromOutput(ctx, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range acts {
+					for _, args := range [][]string{nil, {"push"}, {"-C", "x", "push"}} {
+						want, err := whole.DecideArgs(ctx, a, args, config.Loop)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := part.DecideArgs(ctx, a, args, config.Loop)
+						if err != nil {
+							t.Fatal(err)
+						}
+						same := got.Decision == want.Decision && got.Error == want.Error && len(got.Layers) == len(want.Layers)
+						for i := 0; same && i < len(got.Layers); i++ {
+							same = reflect.DeepEqual(got.Layers[i], want.Layers[i])
+						}
+						if !same {
+							t.Fatalf("%s %q compiled for %q:\n%s\nwhole:\n%s", a, args, acts, describeLayers(got), describeLayers(want))
+						}
+					}
+				}
+				if _, err := part.Decide(ctx, "exec.path.not-asked", config.Loop); !errors.Is(err, ErrUnavailable) {
+					t.Fatalf("an action it was not compiled for: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func describeLayers(d *Decision) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", d.Decision, d.Error)
+	for _, l := range d.Layers {
+		fmt.Fprintf(&b, "\n  %s %s %s", l.Spelling(), l.Decision, l.RuleText())
+	}
+	return b.String()
+}
+
+// TestPathActionsMatchAsNative: an action that ends in a path (fs.read.,
+// fs.write.) has its path as one segment, dots and all, in the compiled
+// policy as in the native matcher: a pattern of '*' segments (an org's
+// *.*.*.*, fs.*.*) matches it or not by that count. Before, OPA split the
+// path at its dots, so an org's deny fs.*.* missed fs.read.~/.ssh/id_rsa.
+func TestPathActionsMatchAsNative(t *testing.T) {
+	project := `.{ .policy = .{ .default = .allow, .deny = .{ "*.*.*.*" }, .ask = .{ "*.write.*" } } }`
+	org := `.{ .name = "acme", .policy = .{ .default = .allow, .rules = .{
+    .{ .action = "fs.*.*", .decision = .deny },
+    .{ .action = "fs.read.~/notes/**", .decision = .allow },
+} } }`
+	e, c := build(t, project, org)
+	o, _ := config.LoadOrg("org1.zon", []byte(org))
+	ev := native.New(c, []*config.Org{o})
+	out, err := compile.Compile(compile.Input{Config: c, Orgs: []*config.Org{o}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := out.Bundle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.cur.Load()
+	for _, a := range []string{"fs.read.~/.ssh/id_rsa", "fs.write..git/config", "fs.read./etc/hosts", "fs.read.~/notes/a.b.c", "fs.write.x", "exec.path.a.b", "exec.path.python3.12"} {
+		act, err := action.ParseAction(a)
+		if err != nil {
+			t.Fatal(a, err)
+		}
+		want := nativeDecision(a, config.Loop, ev.Decide(act, config.Loop))
+		got, err := p.decide(context.Background(), a, nil, config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Decision != want.Decision || describeLayers(got) != describeLayers(want) {
+			t.Errorf("%s:\n core   %s\n native %s", a, describeLayers(got), describeLayers(want))
+		}
+		rs, err := full.Eval(context.Background(), rego.EvalInput(map[string]any{"action": a}))
+		if err != nil || len(rs) != 1 {
+			t.Fatal(rs, err)
+		}
+		if d := rs[0].Expressions[0].Value.(map[string]any)["decision"]; d != want.Decision.String() {
+			t.Errorf("%s: data.chock.decision says %v, native %s", a, d, want.Decision)
 		}
 	}
 }

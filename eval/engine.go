@@ -9,9 +9,11 @@ package eval
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/diag"
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -103,21 +106,45 @@ type prepared struct {
 	// failure, when set, is why this policy cannot decide (an activated
 	// bundle that is not chock's): every decision fails with it.
 	failure error
-	// args says a rule of some layer has .args, worked out once.
-	args     bool
+	// only, when set, are the only actions its modules decide
+	// (compile.Input.Only): any other is refused, never decided by a
+	// module that lacks the rules that match it.
+	only map[string]bool
+	// args are the patterns of the rules with .args, worked out once.
+	args     []action.Pattern
 	argsOnce sync.Once
 }
 
-// readsArgs says whether a rule of the policy reads a call's arguments.
-func (p *prepared) readsArgs() bool {
-	p.argsOnce.Do(func() {
-		for _, l := range p.meta.Layers {
-			for _, r := range l.Rules {
-				p.args = p.args || r.Args != ""
+// readsArgs says whether a rule of the policy reads the arguments of a
+// call of action a: some rule with .args matches a.
+func (p *prepared) readsArgs(a string) bool {
+	p.argsOnce.Do(func() { p.args = argsPatterns(p.meta) })
+	return matchesAny(p.args, a)
+}
+
+// argsPatterns are the patterns of m's rules with .args.
+func argsPatterns(m Meta) []action.Pattern {
+	var out []action.Pattern
+	for _, l := range m.Layers {
+		for _, r := range l.Rules {
+			if r.Args == "" {
+				continue
+			}
+			if pat, err := action.ParsePattern(r.Pattern); err == nil {
+				out = append(out, pat)
 			}
 		}
-	})
-	return p.args
+	}
+	return out
+}
+
+// matchesAny says whether a pattern of pats matches action a.
+func matchesAny(pats []action.Pattern, a string) bool {
+	if len(pats) == 0 {
+		return false
+	}
+	act, err := action.ParseAction(a)
+	return err == nil && slices.ContainsFunc(pats, func(p action.Pattern) bool { return p.Matches(act) })
 }
 
 type decisionKey struct {
@@ -128,7 +155,9 @@ type decisionKey struct {
 	args string
 }
 
-// argsKey is arguments as one string no other arguments give.
+// argsKey is arguments as one string no other arguments give: their
+// lengths and bytes, or past 256 bytes that string's SHA-256 (a cache of
+// 4096 decisions holds no megabytes of argv).
 func argsKey(args []string) string {
 	var b strings.Builder
 	b.WriteByte('[')
@@ -137,7 +166,11 @@ func argsKey(args []string) string {
 		b.WriteByte(':')
 		b.WriteString(a)
 	}
-	return b.String()
+	if b.Len() <= 256 {
+		return b.String()
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return "#" + string(sum[:])
 }
 
 // cacheSize bounds each cache; a full cache is emptied and refilled.
@@ -194,6 +227,12 @@ func FromOutput(ctx context.Context, out *compile.Output) (*Engine, error) {
 		return nil, fmt.Errorf("%w: a compilation that links its orgs decides only beside their bundles (NewBundles)", ErrUnavailable)
 	}
 	p := &prepared{revision: out.Revision, meta: *out.Meta, revisions: map[string]string{"chock": out.Revision}}
+	if out.Only != nil {
+		p.only = map[string]bool{}
+		for _, a := range out.Only {
+			p.only[a] = true
+		}
+	}
 	if err := p.prepareQueries(ctx, out.Compiler(), inmem.New()); err != nil {
 		return nil, err
 	}
@@ -345,6 +384,9 @@ func (e *Engine) decideLogged(ctx context.Context, action string, phase config.P
 
 func (e *Engine) decideArgs(ctx context.Context, action string, args []string, phase config.Phase, logged bool) (*Decision, error) {
 	if e.remote != nil {
+		if args != nil && !matchesAny(argsPatterns(e.remote.meta()), action) {
+			args = nil // no rule reads them: a call's arguments stay here
+		}
 		d, err := e.remote.decide(ctx, action, args, phase)
 		if d != nil {
 			d.Args = args
@@ -355,7 +397,10 @@ func (e *Engine) decideArgs(ctx context.Context, action string, args []string, p
 	if p.failure != nil {
 		return nil, fmt.Errorf("deciding %q: %w: %w", action, ErrUnavailable, p.failure)
 	}
-	if args != nil && !p.readsArgs() {
+	if p.only != nil && !p.only[action] {
+		return nil, fmt.Errorf("deciding %q: %w: the policy was compiled for other actions only", action, ErrUnavailable)
+	}
+	if args != nil && !p.readsArgs(action) {
 		args = nil // no rule reads them: the action's decision, cached
 	}
 	key := decisionKey{action: action, phase: phase}

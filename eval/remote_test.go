@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/action"
 	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/internal/bundletest"
 	"github.com/chockhq/chock/internal/stockopa"
@@ -1065,6 +1066,36 @@ func TestRemoteBatchBehindAProxy(t *testing.T) {
 		}
 		if b, one := count(asked, "/v1/data/chock/decisions"), count(asked, "/v1/data/chock/decision"); b != 1 || one != 2 {
 			t.Fatalf("%d: %d batches, %d single requests", code, b, one)
+		}
+	}
+}
+
+// TestRemoteDecidesArgsAsEmbedded: a stock OPA serving a bundle with .args
+// rules decides a call with its arguments as the embedded engine does,
+// the deciding rule's record (with its .args) held to the bundle's meta.
+func TestRemoteDecidesArgsAsEmbedded(t *testing.T) {
+	out := compiled(t, argsPolicy, argsOrg)
+	local, err := FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
+	ctx := context.Background()
+	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {}, {"push"}, {"-C", "x", "push"}, {"push", "--dry-run"}, {"push", "-f", "--dry-run"}, {"reset", "--merge"}, {action.Unknown}} {
+		want, err := local.DecideArgs(ctx, "exec.path.git", args, config.Loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := remote.DecideArgs(ctx, "exec.path.git", args, config.Loop)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if got.Decision != want.Decision || got.Decider().RuleText() != want.Decider().RuleText() {
+			t.Errorf("%q: remote %s by %s, embedded %s by %s", args, got.Decision, got.Decider().RuleText(), want.Decision, want.Decider().RuleText())
 		}
 	}
 }

@@ -70,6 +70,16 @@ func (p *prepared) actionInput(a string, n int) ast.Value {
 		return ast.NewObject([2]*ast.Term{actionKey, ast.StringTerm(a)})
 	}
 	segs := make([]*ast.Term, 0, n)
+	for _, pre := range action.PathPrefixes() {
+		if strings.HasPrefix(a, pre) {
+			// The path is one segment, dots and all, as in the policy.
+			for _, s := range strings.Split(strings.TrimSuffix(pre, "."), ".") {
+				segs = append(segs, ast.StringTerm(s))
+			}
+			segs = append(segs, ast.StringTerm(a[len(pre):]))
+			return ast.NewObject([2]*ast.Term{actionKey, ast.StringTerm(a)}, [2]*ast.Term{segmentsKey, ast.ArrayTerm(segs...)})
+		}
+	}
 	for rest := a; ; {
 		i := strings.IndexByte(rest, '.')
 		if i < 0 {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +83,29 @@ func TestArgsRulesNested(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no refused exec.nested names the .args rule: %v", evs)
+	}
+}
+
+// TestArgsRulesRenamedProgram: git run under another argv[0] picks its
+// subcommand from it (git-push is git push): a call whose argv[0] is not
+// the name its program is decided under has an unknown argument first,
+// which the deny's words match, at the top level and nested.
+func TestArgsRulesRenamedProgram(t *testing.T) {
+	f, _, proj := fileFixture(t, argsPolicy)
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(git, filepath.Join(proj, "git-push")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.s.Run(context.Background(), &Call{Tool: "exec", Timeout: 20 * time.Second, Exec: &ExecRequest{Argv: []string{"./git-push", "origin"}}})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, `.args = .{ "push" }`) {
+		t.Errorf("./git-push origin: %v, want refused by the .args rule", err)
+	}
+	res := f.sh(t, "", "./git-push origin; echo push=$?")
+	if !strings.Contains(res.Stdout, "push=126") {
+		t.Errorf("nested ./git-push: %q %q", res.Stdout, res.Stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -256,6 +257,19 @@ func (s *Session) decide(ctx context.Context, act string, phase config.Phase, pa
 	return s.decideArgs(ctx, act, nil, phase, parent)
 }
 
+// callArgs are the arguments of a call of argv as the rules with .args
+// read them: argv after argv[0], and when argv[0] is not the name the
+// program is decided under (a symlink git-push to git, exec -a), an
+// unknown argument first: a multi-call program (git, busybox) picks what
+// it does from argv[0], so git-push is git push.
+func callArgs(argv []string, named bool) []string {
+	args := make([]string, 0, len(argv))
+	if !named {
+		args = append(args, action.Unknown)
+	}
+	return append(args, argv[1:]...)
+}
+
 // decideArgs is decide for a program's call with its arguments (argv
 // after argv[0]), which the rules with .args match.
 func (s *Session) decideArgs(ctx context.Context, act string, args []string, phase config.Phase, parent string) (*eval.Decision, error) {
@@ -363,7 +377,7 @@ func (s *Session) policy(ctx context.Context, c *Call, next Handler) (*Result, e
 	}
 	var args []string
 	if c.Exec != nil && len(c.Exec.Argv) > 0 {
-		args = append([]string{}, c.Exec.Argv[1:]...)
+		args = callArgs(c.Exec.Argv, c.prog != nil && path.Base(c.Exec.Argv[0]) == c.prog.Name)
 	}
 	d, err := s.decideArgs(ctx, c.Action, args, config.Loop, c.ID)
 	if err != nil {

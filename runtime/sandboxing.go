@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -425,11 +426,12 @@ func (s *Session) argsDecided(ctx context.Context, allow []string) []string {
 // allow). What the arguments would widen is not widened: the kernel's
 // execute set is the program's.
 func (s *Session) nestedArgs(ctx context.Context, c *Call, e sandbox.Exec) string {
-	args := []string{}
-	if len(e.Argv) > 1 {
-		args = e.Argv[1:]
+	names := s.programs.NamesOf(e.ID)
+	args := []string{action.Unknown}
+	if len(e.Argv) > 0 {
+		args = callArgs(e.Argv, slices.Contains(names, path.Base(e.Argv[0])))
 	}
-	for _, n := range s.programs.NamesOf(e.ID) {
+	for _, n := range names {
 		act, err := action.Exec(n)
 		if err != nil {
 			continue

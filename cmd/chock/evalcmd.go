@@ -37,6 +37,9 @@ type policyFlags struct {
 	// flags is the set they were added to, to tell a --config given from
 	// its default.
 	flags *pflag.FlagSet
+	// only, when set, compiles a policy from sources for these actions
+	// alone (load.Input.Only): chock hook's, for one event.
+	only []string
 }
 
 // files are the policy's own files as given (config, orgs, bundle): a
@@ -131,7 +134,7 @@ func (p *policyFlags) loadWith(ctx context.Context, managed []load.Source, ro co
 		return nil, err
 	}
 	orgs = append(append([]load.Source(nil), managed...), orgs...)
-	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro})
+	pol, ds, err := load.FromSources(ctx, load.Input{Configs: configs, Orgs: orgs, Read: ro, Only: p.only})
 	if errors.Is(err, load.ErrLint) || errors.Is(err, load.ErrInvalid) {
 		return nil, refuseErrors(ds, sourcesOf(configs, orgs), std, "policy")
 	}

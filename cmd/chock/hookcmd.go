@@ -81,6 +81,27 @@ func (p *hookParams) validate(args []string) error {
 	return nil
 }
 
+// eventActions are the actions deciding call asks about: hook.Decide run
+// with every action allowed, so that each action a stricter decision
+// might leave unasked is asked too (a superset of what the real run
+// asks).
+func eventActions(ctx context.Context, call hook.Call) ([]string, error) {
+	only := []string{}
+	seen := map[string]bool{}
+	record := func(_ context.Context, a string, _ []string) (*eval.Decision, error) {
+		if !seen[a] {
+			seen[a] = true
+			only = append(only, a)
+		}
+		return &eval.Decision{Action: a, Phase: config.Loop, Decision: config.Allow,
+			Layers: []eval.Layer{{Layer: "project", Name: "project", Decision: config.Allow, Default: true}}}, nil
+	}
+	if _, err := hook.Decide(ctx, record, call); err != nil {
+		return nil, err
+	}
+	return only, nil
+}
+
 // hookDecide is hook.Decide; a test makes it panic.
 var hookDecide = hook.Decide
 
@@ -101,6 +122,26 @@ func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err e
 	if err != nil {
 		return answer(hook.Fail(client, err))
 	}
+	cwd := ev.Cwd
+	if !filepath.IsAbs(cwd) {
+		// The client runs its hook in the session's folder.
+		cwd, _ = os.Getwd()
+	}
+	call := hook.Call{Client: client, Tool: ev.ToolName, Input: ev.ToolInput, Cwd: cwd, Project: cwd, Home: os.Getenv("HOME")}
+	if p.pf.config != "" && p.pf.config != "-" && !p.pf.bundleGiven() {
+		// Relative fs paths are the project's: the folder of its chock.zon.
+		if abs, err := filepath.Abs(p.pf.config); err == nil {
+			call.Project = filepath.Dir(abs)
+		}
+	}
+	// The actions the event asks about, found first: the policy is
+	// compiled for those alone, so a hook's cost does not grow with the
+	// policy's other rules.
+	only, err := eventActions(ctx, call)
+	if err != nil {
+		return answer(hook.Fail(client, err))
+	}
+	p.pf.only = only
 	quiet := std
 	var lintOut strings.Builder
 	quiet.err = &lintOut
@@ -131,18 +172,6 @@ func runHook(ctx context.Context, args []string, p hookParams, std stdio) (err e
 			telemetry.RecordDecision(ctx, d, telemetry.Verdict{Allowed: d.Decision == config.Allow, Hook: hook.PutsAsks(client)})
 		}
 		return d, err
-	}
-	cwd := ev.Cwd
-	if !filepath.IsAbs(cwd) {
-		// The client runs its hook in the session's folder.
-		cwd, _ = os.Getwd()
-	}
-	call := hook.Call{Client: client, Tool: ev.ToolName, Input: ev.ToolInput, Cwd: cwd, Project: cwd, Home: os.Getenv("HOME")}
-	if p.pf.config != "" && p.pf.config != "-" && !p.pf.bundleGiven() {
-		// Relative fs paths are the project's: the folder of its chock.zon.
-		if abs, err := filepath.Abs(p.pf.config); err == nil {
-			call.Project = filepath.Dir(abs)
-		}
 	}
 	v, err := hookDecide(ctx, decide, call)
 	if err != nil {

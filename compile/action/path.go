@@ -43,6 +43,17 @@ func Form(p string) PathForm {
 // by the parsers.
 var pathRows []*Namespace
 
+// PathPrefixes are the fixed starts of the namespaces whose actions end in
+// one path (fs.read., fs.write.): after one, the rest of an action is one
+// segment, dots and all.
+func PathPrefixes() []string {
+	out := make([]string, len(pathRows))
+	for i, n := range pathRows {
+		out[i] = n.Prefix()
+	}
+	return out
+}
+
 // pathTail says where the path starts in s, an action or pattern, when s
 // is of a namespace with a path tail: s starts with the namespace's fixed
 // segments (fs.read.), and everything after them is one path. It is the

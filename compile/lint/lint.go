@@ -18,6 +18,10 @@ import (
 type Input struct {
 	Config *config.Config
 	Orgs   []*config.Org
+	// ErrorsOnly leaves out the checks that can only warn (the region
+	// checks: rule-redundant, rule-dead-by-org), for a caller that needs
+	// only to know whether the policy may be used (chock hook).
+	ErrorsOnly bool
 }
 
 type linter struct {
@@ -63,7 +67,9 @@ func Run(in Input) diag.List {
 	}
 	if c := in.Config; c != nil {
 		l.askAtStart(c)
-		l.deadByOrg()
+		if !in.ErrorsOnly {
+			l.deadByOrg()
+		}
 		l.secrets(c)
 		l.servers(c)
 		l.programs(c)
@@ -175,7 +181,9 @@ func (l *linter) layer(n int) {
 				fmt.Sprintf("%q is already %s at %s", r.Pattern, r.Decision, at(prev.Span)), "remove one of them")
 		}
 	}
-	l.redundant(n, shared, first)
+	if !l.in.ErrorsOnly {
+		l.redundant(n, shared, first)
+	}
 }
 
 // firstRules finds, for each rule, the first rule with the same pattern:

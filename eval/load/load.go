@@ -47,6 +47,11 @@ type Input struct {
 	// projectNamed), as what is compiled from it records it; diagnostics
 	// keep the names the caller gave.
 	ProjectNames bool
+	// Only compiles just the rules that can match these actions, the only
+	// ones the policy is then asked about (compile.Input.Only), and lints
+	// for errors only (lint.Input.ErrorsOnly): chock hook's load for one
+	// event, at a cost that does not grow with the policy's other rules.
+	Only []string
 }
 
 // Loaded is what reading the sources produced: the configs and orgs that
@@ -115,13 +120,16 @@ func Read(in Input) (*Loaded, error) {
 
 // Lint runs the checks on every config under the orgs (or on the orgs
 // alone), with the decoding diagnostics, each reported once, in order.
-func (l *Loaded) Lint() diag.List {
+func (l *Loaded) Lint() diag.List { return l.lint(false) }
+
+// lint is Lint; errorsOnly leaves out the checks that only warn.
+func (l *Loaded) lint(errorsOnly bool) diag.List {
 	all := append(diag.List(nil), l.Diags...)
 	if len(l.Configs) == 0 && len(l.Orgs) > 0 {
-		all = append(all, lint.Run(lint.Input{Orgs: l.Orgs})...)
+		all = append(all, lint.Run(lint.Input{Orgs: l.Orgs, ErrorsOnly: errorsOnly})...)
 	}
 	for _, c := range l.Configs {
-		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.Orgs})...)
+		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.Orgs, ErrorsOnly: errorsOnly})...)
 	}
 	all = dedupe(all)
 	all = respell(all, l.spelled)
@@ -222,12 +230,12 @@ func FromSources(ctx context.Context, in Input) (p *Policy, ds diag.List, err er
 	}
 	ds = l.Diags
 	if !in.Unlinted {
-		ds = l.Lint()
+		ds = l.lint(in.Only != nil)
 	}
 	if ds.HasErrors() {
 		return nil, ds, fmt.Errorf("%w: %s", ErrLint, diag.Plural(len(Errors(ds)), "error"))
 	}
-	out, err := compile.Compile(compile.Input{Config: l.Configs[0], Orgs: l.Orgs})
+	out, err := compile.Compile(compile.Input{Config: l.Configs[0], Orgs: l.Orgs, Only: in.Only})
 	if err != nil {
 		return nil, ds, err
 	}

@@ -153,6 +153,15 @@ func codeVars(name string) bool {
 // no expansion), and whether it does.
 func literal(w *syntax.Word) (string, bool) {
 	var b strings.Builder
+	if len(w.Parts) > 1 {
+		for _, p := range w.Parts {
+			// A brace among quoted parts ({"push",}, {pu"",}sh) is a
+			// brace expansion all the same: not fixed.
+			if l, ok := p.(*syntax.Lit); ok && strings.ContainsAny(l.Value, "{}") {
+				return "", false
+			}
+		}
+	}
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
@@ -345,6 +354,20 @@ func (s *Shell) argv(argv []string, fixed []bool, depth int) {
 		}
 	}
 	i += w.positional
+	renamed := false // exec -a NAME runs the program under another argv[0]
+	for j := 1; j < i && j < len(argv) && base == "exec"; j++ {
+		renamed = renamed || strings.HasPrefix(argv[j], "-") && !strings.HasPrefix(argv[j], "--") && strings.Contains(argv[j], "a")
+	}
+	if renamed {
+		before := len(s.Programs)
+		defer func() {
+			if len(s.Programs) > before {
+				// It picks what it does from that name (git-push is git push).
+				p := &s.Programs[before]
+				p.Args = append([]string{action.Unknown}, p.Args...)
+			}
+		}()
+	}
 	switch {
 	case i < len(argv) && base == "xargs":
 		// What it runs is given more arguments from its input.
@@ -412,7 +435,8 @@ func skipOptions(argv []string, fixed []bool, i int, w wrapper) int {
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			i++
 			// -n5 carries its value; -n takes the next argument.
-			if last := a[len(a)-1:]; strings.Contains(w.valued, last) && strings.Trim(a[1:], w.valued) == "" && len(a) >= 2 {
+			// -la NAME: a cluster of flags whose last takes a value.
+			if last := a[len(a)-1:]; strings.Contains(w.valued, last) {
 				i++
 			}
 		default:

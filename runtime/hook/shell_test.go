@@ -60,6 +60,12 @@ func TestShellTexts(t *testing.T) {
 		{"git log --grep push", D},        // a deny's words match anywhere: the safe side
 		{"git log --oneline push.txt", A}, // whole arguments, not parts of them
 		{"git pull && git status", A},
+		{`git {"push",} origin main`, D}, // brace expansion across quotes: git push origin main
+		{`git {'push',origin}`, D},
+		{`git {pu"",}sh`, D},
+		{"exec -a git-push git origin HEAD", D},  // git-push is git push
+		{"exec -la git-push git origin HEAD", D}, // a cluster whose last flag takes the name
+		{"find . -name '{}' -print", A},          // {} alone is find's, quoted here
 		// Ordinary work.
 		{"git status && git diff", A},
 		{"go test ./... | tee out.txt", A},

@@ -55,7 +55,13 @@ input_errors contains "input.action must be 1 to 32 dot-separated non-empty segm
 
 input_errors contains "input.phase must be \"start\" or \"loop\"" if not in_phase in {"start", "loop"}
 
-segments := split(input.action, ".") if input_ok
+# An action of a namespace that ends in a path (fs.read., fs.write.) has
+# that path as its last segment, dots and all.
+segments := array.concat(split(trim_suffix(p, "."), "."), [substring(input.action, count(p), -1)]) if {
+	input_ok
+	some p in {"fs.read.", "fs.write."}
+	startswith(input.action, p)
+} else := split(input.action, ".") if input_ok
 
 # segments_match is the generic matcher for the secrets offered to a call
 # whose pattern glob.match cannot take: pat is the pattern's segments,
