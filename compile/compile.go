@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -230,8 +231,52 @@ func Compile(in Input) (*Output, error) {
 	if err := out.check(); err != nil {
 		return nil, err
 	}
-	out.Revision = out.digest()
+	if out.Only != nil {
+		out.Revision = out.partDigest()
+	} else {
+		out.Revision = out.digest()
+	}
 	return out, nil
+}
+
+// partDigest is the revision of a compilation for some actions only
+// (Input.Only): its modules, the actions, and the meta's rules written
+// compactly, not as the JSON a whole bundle's revision reads (which costs
+// more than the compile it names, for a large policy and one hook event).
+func (o *Output) partDigest() string {
+	h := sha256.New()
+	paths := slices.Sorted(maps.Keys(o.Modules))
+	for _, p := range paths {
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", p, len(o.Modules[p]), o.Modules[p])
+	}
+	for _, a := range o.Only {
+		fmt.Fprintf(h, "only\x00%s\x00", a)
+	}
+	var b []byte
+	for _, l := range o.Meta.Layers {
+		b = append(b[:0], l.Kind...)
+		b = append(b, 0)
+		b = append(b, l.Name...)
+		b = append(b, 0)
+		b = append(b, l.File...)
+		b = strconv.AppendInt(append(b, 0), int64(l.Default.Value), 10)
+		h.Write(b)
+		for _, r := range l.Rules {
+			b = append(b[:0], r.Pattern...)
+			b = append(b, 0)
+			b = strconv.AppendInt(b, int64(r.Decision), 10)
+			b = append(append(b, 0), r.Why...)
+			b = append(append(b, 0), r.Args...)
+			b = strconv.AppendInt(append(b, 0), int64(r.Span.Start.Offset), 10)
+			b = strconv.AppendInt(append(b, 0), int64(r.Span.End.Offset), 10)
+			b = append(append(b, 0), r.Span.File...)
+			if r.Builtin {
+				b = append(b, 'b')
+			}
+			h.Write(append(b, '\n'))
+		}
+	}
+	return "part-" + hex.EncodeToString(h.Sum(nil))
 }
 
 // compileOrg compiles an org bundle: the org's layer in package

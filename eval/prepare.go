@@ -357,15 +357,19 @@ const probeAction = "chock.probe"
 func (p *prepared) probeActions() []string {
 	out := []string{"chock..probe", probeAction}
 	for _, l := range p.meta.Layers {
-		var own []RuleMeta
-		for _, r := range l.Rules {
-			if !r.Builtin {
-				own = append(own, r)
+		// The layer's first and last rules of its own (not chock's).
+		first, last := -1, -1
+		for i := range l.Rules {
+			if !l.Rules[i].Builtin {
+				if first < 0 {
+					first = i
+				}
+				last = i
 			}
 		}
-		for i, r := range own {
-			if i == 0 || i == len(own)-1 {
-				out = append(out, strings.ReplaceAll(r.Pattern, "*", "chock-probe"))
+		for _, i := range []int{first, last} {
+			if i >= 0 && (i == first || last != first) {
+				out = append(out, strings.ReplaceAll(l.Rules[i].Pattern, "*", "chock-probe"))
 			}
 		}
 	}

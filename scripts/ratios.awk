@@ -52,7 +52,8 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 /^BenchmarkSandboxFiles/ { sfb = value("brokered/bwrap"); sfA = value("brokered-ns/op"); sfB = value("bwrap-ns/op") }
 /^BenchmarkFindInCall/ { fic = value("in-call/outside"); ficA = value("in-call-ns/op"); ficB = value("outside-ns/op") }
 /^BenchmarkServerStart/ { ssr = value("sandboxed/bare"); ssA = value("sandboxed-ns/op"); ssB = value("bare-ns/op") }
-/^BenchmarkHookProcess/ { hkr = value("hook/opa-eval"); hkA = value("hook-ns/op"); hkB = value("opa-eval-ns/op") }
+/^BenchmarkHookProcess\/opa/ { hkr = value("hook/opa-eval"); hkA = value("hook-ns/op"); hkB = value("opa-eval-ns/op") }
+/^BenchmarkHookProcess\/scale/ { hsr = value("10000/small"); hsA = value("rules=10000-ns/op"); hsB = value("small-ns/op") }
 /^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op"); sbn = value("brokered/bwrap-net"); bwn = value("bwrap-net-ns/op") }
 /^BenchmarkEgressDownload/ { egd = value("proxied/direct-throughput"); egdA = value("proxied-MiB/s"); egdB = value("direct-MiB/s") }
 /^BenchmarkNetNamespace/ { nn = value("net/no-net"); nnA = value("net-µs/op"); nnB = value("no-net-µs/op") }
@@ -98,6 +99,7 @@ END {
 	figure("sandboxed-exec/os-exec", sex, sprintf("%d vs %d ns/op", sb, oe))
 	target("server-start-sandboxed/bare", ssr, "<=", "1.5", sprintf("a local MCP server's start in the sandbox against --no-sandbox, %s vs %s", ms(ssA), ms(ssB)))
 	target("hook-process/opa-eval", hkr, "<=", "0.5", sprintf("chock hook claude-code answering one Bash event, a whole process, against opa eval --bundle of the same decision, %s vs %s", ms(hkA), ms(hkB)))
+	target("hook-10000/small", hsr, "<=", "1.5", sprintf("the same hook event under a 10,000-rule policy against the github template's, %s vs %s", ms(hsA), ms(hsB)))
 	target("file-rules-exec/bwrap", sfb, "<=", "1.25", sprintf("%d vs %d ns/op, the file defaults' mounts both sides", sfA, sfB))
 	target("find-10000-in-call/outside", fic, "<=", "1.1", sprintf("%d vs %d ns/op, 20 finds a call", ficA, ficB))
 	figure("brokered-exec-no-sandbox/os-exec", ex, sprintf("--no-sandbox, %d vs %d ns/op", exA, exB))

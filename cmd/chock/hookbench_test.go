@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chockhq/chock/internal/benchgen"
 	"github.com/chockhq/chock/internal/rounds"
 	"github.com/chockhq/chock/internal/stockopa"
 )
@@ -52,10 +53,26 @@ func BenchmarkHookProcess(b *testing.B) {
 	run("", "", self, "compile", "-o", bundle, cfg)
 	opa := stockopa.Binary(b)
 	ev := `{"session_id":"s-1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status"}}`
-	r := rounds.Run(b, 10,
-		func() float64 { return run(ev, "allow", self, "hook", "claude-code") },
-		func() float64 {
+	small := func() float64 { return run(ev, "allow", self, "hook", "claude-code") }
+	b.Run("opa", func(b *testing.B) {
+		r := rounds.Run(b, 10, small, func() float64 {
 			return run(`{"action":"exec.path.git","phase":"loop"}`, "allow", opa, "eval", "--bundle", bundle, "--stdin-input", "data.chock.decision.decision")
 		})
-	r.Report(b, "hook/opa-eval", "hook-ns/op", "opa-eval-ns/op")
+		r.Report(b, "hook/opa-eval", "hook-ns/op", "opa-eval-ns/op")
+	})
+	// The same event under a 10,000-rule policy: the hook compiles only
+	// the rules its actions can match.
+	big := filepath.Join(dir, "big")
+	if err := os.MkdirAll(big, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(big, "chock.zon"), []byte(benchgen.Policy(10000)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("scale", func(b *testing.B) {
+		r := rounds.Run(b, 10, func() float64 {
+			return run(ev, "permissionDecision", self, "hook", "claude-code", "--config", filepath.Join(big, "chock.zon"))
+		}, small)
+		r.Report(b, "10000/small", "rules=10000-ns/op", "small-ns/op")
+	})
 }
