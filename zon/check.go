@@ -739,12 +739,18 @@ func (p *checker) exprList(c *pctx, gens *firstGen) res {
 		return r
 	}
 	gens.add(gen)
+	return restOfList(p, c, p.expr, gens.add)
+}
+
+// restOfList reads ( ',' item )* ','? after a list's first item, giving
+// add each item read.
+func restOfList[T any](p *checker, c *pctx, item func(*pctx) (T, res), add func(T)) res {
 	for {
 		b := *c
-		var g *diag.Diagnostic
+		var x T
 		r := p.punct(&b, ",")
 		if r.st == stOK {
-			g, r = p.expr(&b)
+			x, r = item(&b)
 			r = b.need(r)
 		}
 		more, fail := c.iter(&b, r)
@@ -754,7 +760,7 @@ func (p *checker) exprList(c *pctx, gens *firstGen) res {
 		if !more {
 			break
 		}
-		gens.add(g)
+		add(x)
 	}
 	b := *c
 	_, fail := c.iter(&b, p.punct(&b, ","))
@@ -1028,25 +1034,7 @@ func (p *checker) fields(c *pctx, s *fieldsSum) res {
 		return r
 	}
 	p.addField(s, f)
-	for {
-		b := *c
-		r := p.punct(&b, ",")
-		if r.st == stOK {
-			f, r = p.field(&b)
-			r = b.need(r)
-		}
-		more, fail := c.iter(&b, r)
-		if fail.st == stErr {
-			return fail
-		}
-		if !more {
-			break
-		}
-		p.addField(s, f)
-	}
-	b := *c
-	_, fail := c.iter(&b, p.punct(&b, ","))
-	return fail
+	return restOfList(p, c, p.field, func(f fieldSum) { p.addField(s, f) })
 }
 
 // fieldSum is gen's view of one field: its decoded name (or the error in

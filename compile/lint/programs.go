@@ -51,22 +51,24 @@ func (l *linter) programs(c *config.Config) {
 					"pin a program to absolute files, such as \"/usr/bin/gh\"")
 			}
 		}
-		for _, call := range p.Calls.Value {
-			a, why := ProgramCall(call.Value)
-			if why != "" {
-				l.add(call.Span, CodeProgramCall, why, "declare each program it runs by its own name")
-				continue
-			}
-			l.declaredCall(p, call, a)
+		declarations(l, p.Calls.Value, ProgramCall, CodeProgramCall, "declare each program it runs by its own name",
+			func(call config.Text, a action.Action) { l.declaredCall(p, call, a) })
+		declarations(l, p.Connects.Value, ProgramConnect, CodeProgramConnect, "declare the hosts it reaches, such as net.connect.org.pypi.*",
+			func(conn config.Text, pat action.Pattern) { l.declaredConnect(p, conn, pat) })
+	}
+}
+
+// declarations checks each entry of a .programs list (its .calls or
+// .connects): one parse cannot read is reported under code with hint, and
+// each one it reads is given to then.
+func declarations[T any](l *linter, list []config.Text, parse func(string) (T, string), code, hint string, then func(config.Text, T)) {
+	for _, t := range list {
+		v, why := parse(t.Value)
+		if why != "" {
+			l.add(t.Span, code, why, hint)
+			continue
 		}
-		for _, conn := range p.Connects.Value {
-			pat, why := ProgramConnect(conn.Value)
-			if why != "" {
-				l.add(conn.Span, CodeProgramConnect, why, "declare the hosts it reaches, such as net.connect.org.pypi.*")
-				continue
-			}
-			l.declaredConnect(p, conn, pat)
-		}
+		then(t, v)
 	}
 }
 
