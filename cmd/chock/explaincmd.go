@@ -1,19 +1,35 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/chockhq/chock/eval"
 	"github.com/spf13/cobra"
 )
 
-// newExplainCmd is `chock explain ACTION`, or `--actions FILE`.
+// explainParams are chock explain's flags.
+type explainParams struct {
+	pf             policyFlags
+	phase, actions string
+	asJSON, short  bool
+	prefix         string
+}
+
+func (p *explainParams) seen(cmd *cobra.Command) { p.prefix = errPrefix(cmd) }
+
+// validate checks that chock explain has one action (and its arguments),
+// or --actions, and not both --json and --short.
+func (p *explainParams) validate(args []string) error {
+	if (p.actions == "" && len(args) < 1) || (p.actions != "" && len(args) != 0) || (p.asJSON && p.short) {
+		return usageError()
+	}
+	return nil
+}
+
+// newExplainCmd is `chock explain ACTION [ARG]...`, or `--actions FILE`.
 func newExplainCmd(std stdio) *cobra.Command {
-	var (
-		pf             policyFlags
-		phase, actions string
-		asJSON, short  bool
-	)
+	var p explainParams
 	c := &cobra.Command{
 		Use:   "explain [--config FILE] [--org FILE]... [--bundle FILE]... [--opa-config FILE | --opa-url URL] [--phase start|loop] [--json | --short] {ACTION [ARG]... | --actions FILE|-}",
 		Short: "why an action is decided as it is, and what would permit it",
@@ -34,47 +50,43 @@ exec.path.git -- -C sub push. Without them, no rule with .args matches.
 
 --short writes each explanation as its first line, one line per layer (no
 source excerpt), the org that capped it and the hint: no resolution rule.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if (actions == "" && len(args) < 1) || (actions != "" && len(args) != 0) || (asJSON && short) {
-				return usageError()
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			defer pf.opa.close()
-			var callArgs []string
-			if len(args) > 1 {
-				args, callArgs = args[:1], args[1:]
-			}
-			ph, all, p, err := pf.forActions(ctx, errPrefix(cmd), phase, args, actions, std)
-			if err != nil {
-				return err
-			}
-			for i, a := range all {
-				d, err := p.Engine.DecideArgs(ctx, a, callArgs, ph)
-				if err != nil {
-					return failed(exitFailed, err)
-				}
-				x := eval.Explain(d, p.Config)
-				if asJSON {
-					writeJSON(std, x, true)
-					continue
-				}
-				if i > 0 {
-					fmt.Fprintln(std.out)
-				}
-				// The resolution rule is the same for every action: said once.
-				x.WriteTextWith(std.out, p.Sources, eval.TextOptions{Resolution: i == 0 && !short, Hint: true, Short: short})
-			}
-			return nil
-		},
+		RunE: paramsRunE(&p, runExplain, std),
 	}
-	pf.add(c.Flags())
-	pf.opa.add(c.Flags())
-	addPhaseFlag(c, &phase)
-	c.Flags().BoolVar(&asJSON, "json", false, "print the explanation as JSON")
-	c.Flags().BoolVar(&short, "short", false, "print one line per layer, with no source excerpt and no resolution rule")
-	addActionsFlag(c, &actions, "explain")
+	p.pf.add(c.Flags())
+	p.pf.opa.add(c.Flags())
+	addPhaseFlag(c, &p.phase)
+	c.Flags().BoolVar(&p.asJSON, "json", false, "print the explanation as JSON")
+	c.Flags().BoolVar(&p.short, "short", false, "print one line per layer, with no source excerpt and no resolution rule")
+	addActionsFlag(c, &p.actions, "explain")
 	return c
+}
+
+// runExplain explains each action asked, in turn.
+func runExplain(ctx context.Context, args []string, p explainParams, std stdio) error {
+	defer p.pf.opa.close()
+	var callArgs []string
+	if len(args) > 1 {
+		args, callArgs = args[:1], args[1:]
+	}
+	ph, all, pol, err := p.pf.forActions(ctx, p.prefix, p.phase, args, p.actions, std)
+	if err != nil {
+		return err
+	}
+	for i, a := range all {
+		d, err := pol.Engine.DecideArgs(ctx, a, callArgs, ph)
+		if err != nil {
+			return failed(exitFailed, err)
+		}
+		x := eval.Explain(d, pol.Config)
+		if p.asJSON {
+			writeJSON(std, x, true)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(std.out)
+		}
+		// The resolution rule is the same for every action: said once.
+		x.WriteTextWith(std.out, pol.Sources, eval.TextOptions{Resolution: i == 0 && !p.short, Hint: true, Short: p.short})
+	}
+	return nil
 }
