@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -42,9 +41,14 @@ type Input struct {
 	// just the rules that match one of them, numbered as in the whole
 	// policy, so their decisions are the whole policy's and OPA compiles a
 	// handful of rules, not every one. The meta is the whole policy's; an
-	// engine refuses to decide any other action (Output.Only).
+	// engine refuses to decide any other action (Output.Only). More than
+	// MaxOnly actions compile the whole policy: matching each rule against
+	// each action would cost more than the compile it saves.
 	Only []string
 }
+
+// MaxOnly bounds Input.Only.
+const MaxOnly = 256
 
 // Output is a compiled policy: its modules (path → source), what it
 // records of its sources (data.chock.meta) and its revision, a digest of
@@ -167,7 +171,7 @@ func Compile(in Input) (*Output, error) {
 		}
 	}
 	out := &Output{Modules: map[string]string{}, Parsed: map[string]*ast.Module{}, Kind: "project"}
-	if in.Only != nil {
+	if in.Only != nil && len(in.Only) <= MaxOnly {
 		out.Only = slices.Clone(in.Only)
 		var acts []action.Action
 		for _, a := range in.Only {
@@ -175,8 +179,14 @@ func Compile(in Input) (*Output, error) {
 				acts = append(acts, act)
 			}
 		}
+		kept := map[*config.Rule]bool{} // each rule matched against the actions once
 		keep := func(r *config.Rule) bool {
-			return slices.ContainsFunc(acts, func(a action.Action) bool { return r.Pattern.Matches(a) })
+			k, ok := kept[r]
+			if !ok {
+				k = slices.ContainsFunc(acts, func(a action.Action) bool { return r.Pattern.Matches(a) })
+				kept[r] = k
+			}
+			return k
 		}
 		for _, l := range ls {
 			l.keep = keep
@@ -240,17 +250,17 @@ func Compile(in Input) (*Output, error) {
 }
 
 // partDigest is the revision of a compilation for some actions only
-// (Input.Only): its modules, the actions, and the meta's rules written
-// compactly, not as the JSON a whole bundle's revision reads (which costs
-// more than the compile it names, for a large policy and one hook event).
+// (Input.Only): a digest of the whole policy's meta, its rules written
+// compactly rather than as the JSON a whole bundle's revision reads (which
+// costs more than the compile it names, for a large policy and one hook
+// event). It is the same for every event under one policy, and is not the
+// revision chock compile gives the whole policy's bundle.
 func (o *Output) partDigest() string {
 	h := sha256.New()
-	paths := slices.Sorted(maps.Keys(o.Modules))
-	for _, p := range paths {
-		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", p, len(o.Modules[p]), o.Modules[p])
-	}
-	for _, a := range o.Only {
-		fmt.Fprintf(h, "only\x00%s\x00", a)
+	rest := *o.Meta
+	rest.Layers = nil
+	if data, err := json.Marshal(rest); err == nil {
+		h.Write(data) // secrets, servers, programs: small
 	}
 	var b []byte
 	for _, l := range o.Meta.Layers {
@@ -259,6 +269,7 @@ func (o *Output) partDigest() string {
 		b = append(b, l.Name...)
 		b = append(b, 0)
 		b = append(b, l.File...)
+		b = append(append(b, 0), l.Version...)
 		b = strconv.AppendInt(append(b, 0), int64(l.Default.Value), 10)
 		h.Write(b)
 		for _, r := range l.Rules {

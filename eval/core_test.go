@@ -451,3 +451,80 @@ func TestPathActionsMatchAsNative(t *testing.T) {
 		}
 	}
 }
+
+// TestRegoMatchesAreGoMatches: rule by rule, the compiled condition of a
+// pattern (data.chock.core) matches exactly the actions its Go
+// Pattern.Matches does, over path-shaped patterns, chock's file defaults
+// and actions with dots, ~, / and .. in their paths. A policy compiled
+// for some actions only (chock hook's) keeps the rules Matches keeps: a
+// rule the Rego matched and Go did not would be left out, and decide
+// differently.
+func TestRegoMatchesAreGoMatches(t *testing.T) {
+	pats := []string{
+		"fs.*.*", "*.read.*", "fs.read.*", "fs.write.*", "*.*", "*.*.*", "*.*.*.*", "fs.*", "*.write.*",
+		"fs.read.~/.ssh/**", "fs.read.**/.env", "fs.read.**/.env.*", "fs.read./etc/**", "fs.read.**", "fs.read.*.env",
+		"fs.read.~/**", "fs.read./**", "fs.read.a/**/b", "fs.read.~*", "fs.write..git/**", "fs.read.a.*", "fs.read.x/*",
+		"exec.path.python3.*", "exec.*.python3.12", "exec.path.*.12", "exec.*.*", "exec.path.*", "*.path.*", "*.path.git",
+		"mcp.*.tool.*", "mcp.*.tool.search", "net.fetch.*.[::1]", "net.*.[::1]", "*.fetch.*",
+		"fs.*.~/.ssh/id_rsa", "fs.*.a", "*.read.a", "*.read.~/", "fs.*.x.y", "*.*.~/.ssh/id_rsa",
+		"fs.read.~/.ssh/id_rsa", "fs.read.~", "fs.read./", "*.read.a.b", "fs.*.a.b", "*.*.a.*", "fs.*.*.*",
+		"exec.path.{a,b}", "exec.*.a?", "exec.*.[ab]",
+	}
+	var b strings.Builder
+	b.WriteString(".{ .policy = .{ .default = .allow, .rules = .{ ")
+	for i, p := range pats {
+		fmt.Fprintf(&b, ".{ .action = %q, .decision = .deny, .why = \"r%d\" }, ", p, i)
+	}
+	b.WriteString("} } }")
+	in := input(t, b.String())
+	out, err := compile.Compile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.cur.Load()
+	rules := config.WithBuiltins(&in.Config.Policy, "project").Rules
+	n := int64(len(rules))
+	segs := []string{"fs", "read", "write", "exec", "path", "python3", "12", "mcp", "tool", "search", "net", "fetch", "[::1]", "a", "b", "x", "y",
+		"~/.ssh/id_rsa", "~/.env", ".env", "a/.env", "/etc/passwd", "~", "/", "~foo", "a.b", "a/b", "a/x/b", "x/y", "x.env", "~/", ".env.local",
+		"...", "a..b", "a.", "{a,b}", "a?", "ab", ".git/config", "~/.env.x"}
+	check := func(a string) {
+		cnt, ok := action.Valid(a)
+		if !ok {
+			return
+		}
+		act, err := action.ParseAction(a)
+		if err != nil {
+			t.Fatalf("%s is valid but does not parse: %v", a, err)
+		}
+		rs, err := p.core.Eval(context.Background(), rego.EvalParsedInput(p.coreInput(a, cnt, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int64]bool{}
+		for _, x := range rs[0].Expressions[0].Value.([]any) {
+			k, _ := ruleNumber(x)
+			got[k%n] = true
+		}
+		for i, rl := range rules {
+			if g := rl.Pattern.Matches(act); got[int64(i)] != g {
+				t.Fatalf("%q on %q: the compiled policy %v, Pattern.Matches %v", rl.Pattern.String(), a, got[int64(i)], g)
+			}
+		}
+	}
+	for _, s := range segs {
+		check("fs.read." + s)
+		check("fs.write." + s)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 8000; i++ {
+		parts := make([]string, 1+r.IntN(5))
+		for j := range parts {
+			parts[j] = segs[r.IntN(len(segs))]
+		}
+		check(strings.Join(parts, "."))
+	}
+}
