@@ -237,22 +237,8 @@ const argsOrg = `.{ .name = "acme", .policy = .{ .default = .allow, .rules = .{
 // engine's decision through data.chock.core, the full data.chock.decision
 // entrypoint and the native matcher agree.
 func TestCoreMatchesNativeArgs(t *testing.T) {
-	e, c := build(t, argsPolicy, argsOrg)
-	org, _ := config.LoadOrg("org1.zon", []byte(argsOrg))
-	ev := native.New(c, []*config.Org{org})
+	e, ev, full := threeWays(t, argsPolicy, argsOrg)
 	p := e.cur.Load()
-	out, err := compile.Compile(compile.Input{Config: c, Orgs: []*config.Org{org}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := out.Bundle(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	words := []string{"push", "--dry-run", "-f", "--force", "reset", "--hard", "--merge", "-rf", "pr", "merge", "-C", "x", "-i", "status", action.Unknown}
 	progs := []string{"git", "gh", "rm", "ls"}
 	r := rand.New(rand.NewPCG(4, 4))
@@ -413,21 +399,7 @@ func TestPathActionsMatchAsNative(t *testing.T) {
     .{ .action = "fs.*.*", .decision = .deny },
     .{ .action = "fs.read.~/notes/**", .decision = .allow },
 } } }`
-	e, c := build(t, project, org)
-	o, _ := config.LoadOrg("org1.zon", []byte(org))
-	ev := native.New(c, []*config.Org{o})
-	out, err := compile.Compile(compile.Input{Config: c, Orgs: []*config.Org{o}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := out.Bundle(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, ev, full := threeWays(t, project, org)
 	p := e.cur.Load()
 	for _, a := range []string{"fs.read.~/.ssh/id_rsa", "fs.write..git/config", "fs.read./etc/hosts", "fs.read.~/notes/a.b.c", "fs.write.x", "exec.path.a.b", "exec.path.python3.12"} {
 		act, err := action.ParseAction(a)
@@ -527,4 +499,25 @@ func TestRegoMatchesAreGoMatches(t *testing.T) {
 		}
 		check(strings.Join(parts, "."))
 	}
+}
+
+// threeWays decides a project and its one org three ways: the engine, the
+// native matcher, and the bundle's data.chock.decision in stock OPA.
+func threeWays(t *testing.T, project, org string) (*Engine, *native.Evaluator, rego.PreparedEvalQuery) {
+	t.Helper()
+	e, c := build(t, project, org)
+	o, _ := config.LoadOrg("org1.zon", []byte(org))
+	out, err := compile.Compile(compile.Input{Config: c, Orgs: []*config.Org{o}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := out.Bundle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := rego.New(rego.Query("data.chock.decision"), rego.ParsedBundle("chock", b)).PrepareForEval(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, native.New(c, []*config.Org{o}), full
 }

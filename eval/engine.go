@@ -47,6 +47,32 @@ type Engine struct {
 	logs DecisionLogger
 	// pinned says the engine is a Pinned view: Swap refuses.
 	pinned bool
+	// remoteArgs are a remote policy's ArgsPatterns, for the revision
+	// they were read at.
+	remoteArgs atomic.Pointer[revisionPatterns]
+}
+
+// revisionPatterns are the patterns of the rules with .args of one
+// revision.
+type revisionPatterns struct {
+	rev  string
+	pats []action.Pattern
+}
+
+// ArgsPatterns are the patterns of the policy's rules with .args (of
+// every layer), worked out once per policy revision: a call of an action
+// none matches is decided without its arguments.
+func (e *Engine) ArgsPatterns() []action.Pattern {
+	if e.remote == nil {
+		return e.cur.Load().argsPatterns()
+	}
+	rev := e.Revision()
+	if c := e.remoteArgs.Load(); c != nil && c.rev == rev {
+		return c.pats
+	}
+	c := &revisionPatterns{rev: rev, pats: argsPatterns(e.remote.meta())}
+	e.remoteArgs.Store(c)
+	return c.pats
 }
 
 // remote is a policy this process does not hold: it is asked over the
@@ -115,11 +141,10 @@ type prepared struct {
 	argsOnce sync.Once
 }
 
-// readsArgs says whether a rule of the policy reads the arguments of a
-// call of action a: some rule with .args matches a.
-func (p *prepared) readsArgs(a string) bool {
+// argsPatterns are argsPatterns of the policy's meta, worked out once.
+func (p *prepared) argsPatterns() []action.Pattern {
 	p.argsOnce.Do(func() { p.args = argsPatterns(p.meta) })
-	return matchesAny(p.args, a)
+	return p.args
 }
 
 // argsPatterns are the patterns of m's rules with .args.
@@ -384,7 +409,7 @@ func (e *Engine) decideLogged(ctx context.Context, action string, phase config.P
 
 func (e *Engine) decideArgs(ctx context.Context, action string, args []string, phase config.Phase, logged bool) (*Decision, error) {
 	if e.remote != nil {
-		if args != nil && !matchesAny(argsPatterns(e.remote.meta()), action) {
+		if args != nil && !matchesAny(e.ArgsPatterns(), action) {
 			args = nil // no rule reads them: a call's arguments stay here
 		}
 		d, err := e.remote.decide(ctx, action, args, phase)
@@ -400,7 +425,7 @@ func (e *Engine) decideArgs(ctx context.Context, action string, args []string, p
 	if p.only != nil && !p.only[action] {
 		return nil, fmt.Errorf("deciding %q: %w: the policy was compiled for other actions only", action, ErrUnavailable)
 	}
-	if args != nil && !p.readsArgs(action) {
+	if args != nil && !matchesAny(p.argsPatterns(), action) {
 		args = nil // no rule reads them: the action's decision, cached
 	}
 	key := decisionKey{action: action, phase: phase}

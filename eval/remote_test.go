@@ -129,16 +129,8 @@ func same(t testing.TB, got, want *Decision, what string, args ...any) {
 // phases, gives the same secrets and reads the same meta and revision.
 func TestRemoteDecidesAsEmbedded(t *testing.T) {
 	out := compiled(t, seedProject, seedOrg)
-	local, err := FromOutput(context.Background(), out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
+	local, remote, srv := localAndRemote(t, out)
 	ctx := context.Background()
-	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if !reflect.DeepEqual(remote.Meta(), local.Meta()) {
 		t.Fatalf("meta:\n remote %+v\n local  %+v", remote.Meta(), local.Meta())
 	}
@@ -1074,17 +1066,8 @@ func TestRemoteBatchBehindAProxy(t *testing.T) {
 // rules decides a call with its arguments as the embedded engine does,
 // the deciding rule's record (with its .args) held to the bundle's meta.
 func TestRemoteDecidesArgsAsEmbedded(t *testing.T) {
-	out := compiled(t, argsPolicy, argsOrg)
-	local, err := FromOutput(context.Background(), out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
+	local, remote, _ := localAndRemote(t, compiled(t, argsPolicy, argsOrg))
 	ctx := context.Background()
-	remote, err := NewRemote(ctx, RemoteOptions{URL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, args := range [][]string{nil, {}, {"push"}, {"-C", "x", "push"}, {"push", "--dry-run"}, {"push", "-f", "--dry-run"}, {"reset", "--merge"}, {action.Unknown}} {
 		want, err := local.DecideArgs(ctx, "exec.path.git", args, config.Loop)
 		if err != nil {
@@ -1098,4 +1081,20 @@ func TestRemoteDecidesArgsAsEmbedded(t *testing.T) {
 			t.Errorf("%q: remote %s by %s, embedded %s by %s", args, got.Decision, got.Decider().RuleText(), want.Decision, want.Decider().RuleText())
 		}
 	}
+}
+
+// localAndRemote are an engine of out and one asking a stock opa run
+// --server that serves out's bundle.
+func localAndRemote(t *testing.T, out *compile.Output) (*Engine, *Engine, *stockopa.Server) {
+	t.Helper()
+	local, err := FromOutput(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startOPA(t, nil, "--bundle", writeBundle(t, t.TempDir(), out))
+	remote, err := NewRemote(context.Background(), RemoteOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return local, remote, srv
 }

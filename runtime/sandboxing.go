@@ -375,27 +375,11 @@ func (s *Session) command(ctx context.Context, c *Call, env []string) (*exec.Cmd
 	return sc.Cmd, start, nil
 }
 
-// argsPatterns are the patterns of the policy's rules with .args.
-func (s *Session) argsPatterns(ctx context.Context) []action.Pattern {
-	var out []action.Pattern
-	for _, l := range s.engine(ctx).Meta().Layers {
-		for _, r := range l.Rules {
-			if r.Args == "" {
-				continue
-			}
-			if p, err := action.ParsePattern(r.Pattern); err == nil {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
 // argsDecided are the files of allow some name of which a rule with .args
 // matches: the exec watch reads the arguments of each exec of them and
 // asks nestedArgs.
 func (s *Session) argsDecided(ctx context.Context, allow []string) []string {
-	pats := s.argsPatterns(ctx)
+	pats := s.engine(ctx).ArgsPatterns()
 	if len(pats) == 0 {
 		return nil
 	}

@@ -397,26 +397,44 @@ usage error (exit 2), one in the file reported as FILE:LINE; with
 		Args: cobra.ArbitraryArgs,
 		RunE: paramsRunE(&p, runEval, std),
 	}
-	p.pf.add(c.Flags())
-	p.pf.opa.add(c.Flags())
-	addPhaseFlag(c, &p.phase)
+	p.add(c)
 	c.Flags().BoolVar(&p.asJSON, "json", false, "print each decision object as one line of JSON")
 	c.Flags().BoolVar(&p.exitCode, "exit-code", false, "exit 1 if any action is not allowed")
 	addActionsFlag(c, &p.actions, "also decide")
 	return c
 }
 
-// evalParams are the flags of chock eval.
-type evalParams struct {
-	pf               policyFlags
-	phase, actions   string
-	asJSON, exitCode bool
+// decideFlags are the flags of a command that decides actions (eval,
+// explain): the policy, the phase, --actions.
+type decideFlags struct {
+	pf             policyFlags
+	phase, actions string
 	// prefix begins the messages about a malformed action (errPrefix).
 	prefix string
 }
 
+// add adds the policy's and the phase's flags to c (the command adds
+// --actions after its own, for the order its help lists them in).
+func (p *decideFlags) add(c *cobra.Command) {
+	p.pf.add(c.Flags())
+	p.pf.opa.add(c.Flags())
+	addPhaseFlag(c, &p.phase)
+}
+
 // seen notes the prefix of the command's messages.
-func (p *evalParams) seen(cmd *cobra.Command) { p.prefix = errPrefix(cmd) }
+func (p *decideFlags) seen(cmd *cobra.Command) { p.prefix = errPrefix(cmd) }
+
+// policy loads the policy and the actions to decide: args, and those of
+// --actions.
+func (p *decideFlags) policy(ctx context.Context, args []string, std stdio) (config.Phase, []string, *load.Policy, error) {
+	return p.pf.forActions(ctx, p.prefix, p.phase, args, p.actions, std)
+}
+
+// evalParams are the flags of chock eval.
+type evalParams struct {
+	decideFlags
+	asJSON, exitCode bool
+}
 
 // validate checks that chock eval has actions to decide.
 func (p *evalParams) validate(args []string) error {
@@ -430,7 +448,7 @@ func (p *evalParams) validate(args []string) error {
 // and its decision printed.
 func runEval(ctx context.Context, args []string, p evalParams, std stdio) error {
 	defer p.pf.opa.close()
-	ph, all, pol, err := p.pf.forActions(ctx, p.prefix, p.phase, args, p.actions, std)
+	ph, all, pol, err := p.policy(ctx, args, std)
 	if err != nil {
 		return err
 	}

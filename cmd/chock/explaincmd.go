@@ -10,13 +10,9 @@ import (
 
 // explainParams are chock explain's flags.
 type explainParams struct {
-	pf             policyFlags
-	phase, actions string
-	asJSON, short  bool
-	prefix         string
+	decideFlags
+	asJSON, short bool
 }
-
-func (p *explainParams) seen(cmd *cobra.Command) { p.prefix = errPrefix(cmd) }
 
 // validate checks that chock explain has one action (and its arguments),
 // or --actions, and not both --json and --short.
@@ -52,9 +48,7 @@ exec.path.git -- -C sub push. Without them, no rule with .args matches.
 source excerpt), the org that capped it and the hint: no resolution rule.`,
 		RunE: paramsRunE(&p, runExplain, std),
 	}
-	p.pf.add(c.Flags())
-	p.pf.opa.add(c.Flags())
-	addPhaseFlag(c, &p.phase)
+	p.add(c)
 	c.Flags().BoolVar(&p.asJSON, "json", false, "print the explanation as JSON")
 	c.Flags().BoolVar(&p.short, "short", false, "print one line per layer, with no source excerpt and no resolution rule")
 	addActionsFlag(c, &p.actions, "explain")
@@ -68,7 +62,7 @@ func runExplain(ctx context.Context, args []string, p explainParams, std stdio) 
 	if len(args) > 1 {
 		args, callArgs = args[:1], args[1:]
 	}
-	ph, all, pol, err := p.pf.forActions(ctx, p.prefix, p.phase, args, p.actions, std)
+	ph, all, pol, err := p.policy(ctx, args, std)
 	if err != nil {
 		return err
 	}
