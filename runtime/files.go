@@ -436,7 +436,7 @@ func (c *walkCache) walk(dir string, globs []*action.Glob, r fileRoots, budget i
 		}
 		w, ok := c.dirs[d]
 		if !ok || w.mtime != st.Mtim || w.ctime != st.Ctim || w.ino != st.Ino {
-			entries, err := os.ReadDir(d)
+			entries, err := readDir(d)
 			if err != nil {
 				return nil // unreadable to chock: the call's uid cannot read it either
 			}
@@ -806,15 +806,30 @@ func creatable(p string) bool {
 	}
 }
 
-// emptyDir says whether p is a folder (not a symlink) with nothing in it.
-func emptyDir(p string) bool {
-	if st, err := os.Lstat(p); err != nil || !st.IsDir() {
-		return false
+// readDir is os.ReadDir of a folder opened as a folder only, not
+// following a symlink: a call that swaps a FIFO in after the walk's lstat
+// cannot make the plan wait on it (os.Open of a FIFO blocks).
+func readDir(p string) ([]os.DirEntry, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
 	}
-	f, err := os.Open(p)
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	es, err := f.ReadDir(-1)
+	slices.SortFunc(es, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return es, err
+}
+
+// emptyDir says whether p is a folder (not a symlink) with nothing in it.
+// It is opened as a folder only, not following a symlink: a call that
+// swaps in a FIFO cannot make the plan wait on it.
+func emptyDir(p string) bool {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
+	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
 	_, err = f.Readdirnames(1)
 	return errors.Is(err, io.EOF)
