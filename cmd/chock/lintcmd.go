@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 
 	"github.com/chockhq/chock/compile"
+	"github.com/chockhq/chock/compile/config"
 	"github.com/chockhq/chock/compile/lint"
 	"github.com/chockhq/chock/diag"
 	"github.com/chockhq/chock/eval/load"
 	"github.com/chockhq/chock/internal/safetext"
+	"github.com/chockhq/chock/runtime/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -124,6 +127,7 @@ docs/lint.md.`,
 			if err != nil {
 				return err
 			}
+			l.SharedFiles = sharedFiles(os.Getenv("PATH"), l.Configs)
 			all := l.Lint()
 			switch format {
 			case "text":
@@ -166,4 +170,30 @@ func sarifRules() []diag.Rule {
 		rs = append(rs, diag.Rule{Code: c.Code, Severity: c.Severity, Summary: c.Summary})
 	}
 	return rs
+}
+
+// sharedFiles are the files PATH (and the configs' pinned programs) mean
+// under more than one name, as a session started here would scan them.
+func sharedFiles(path string, configs []*config.Config) []lint.SharedFile {
+	var pins []sandbox.Pin
+	for _, c := range configs {
+		for _, p := range c.Programs {
+			if p.Paths.Set {
+				pin := sandbox.Pin{Name: p.Name.Value}
+				for _, t := range p.Paths.Value {
+					pin.Paths = append(pin.Paths, t.Value)
+				}
+				pins = append(pins, pin)
+			}
+		}
+	}
+	progs, err := sandbox.Scan(path, pins)
+	if err != nil {
+		return nil
+	}
+	var out []lint.SharedFile
+	for _, sh := range progs.Shared() {
+		out = append(out, lint.SharedFile{Path: sh.File.Path, Names: sh.Names})
+	}
+	return out
 }

@@ -177,13 +177,13 @@ var policyBlock = newBlock(&block[Policy]{
 		{
 			RefField: RefField{"ask", "list of patterns", ".{}", `.{"secret.use.DEPLOY_KEY"}`,
 				"Patterns a person is asked about; at session start, when nobody can be asked, ask reads as deny.",
-				codes(patternCodes, []string{CodeWrongType, "rule-conflict", "rule-repeated", "rule-redundant", "rule-dead-by-org", "ask-at-start"})},
+				codes(patternCodes, []string{CodeWrongType, "rule-conflict", "rule-repeated", "rule-redundant", "rule-dead-by-org", "ask-at-start", "program-shared-file"})},
 			decode: (*decoder).patternList,
 		},
 		{
 			RefField: RefField{"deny", "list of patterns", ".{}", `.{"exec.path.curl"}`,
 				"Patterns the layer refuses.",
-				codes(patternCodes, []string{CodeWrongType, "rule-conflict", "rule-repeated", "rule-redundant", "rule-dotted-variant"})},
+				codes(patternCodes, []string{CodeWrongType, "rule-conflict", "rule-repeated", "rule-redundant", "rule-dotted-variant", "program-shared-file"})},
 			decode: (*decoder).patternList,
 		},
 		{

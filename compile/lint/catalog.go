@@ -69,6 +69,7 @@ const (
 	CodeProgramConnectDenied = "program-connect-denied"
 	CodeDottedVariant        = "rule-dotted-variant"
 	CodeArgsNotExec          = "args-not-exec"
+	CodeProgramSharedFile    = "program-shared-file"
 )
 
 // Catalog lists every code chock lint reports, in the order docs/lint.md
@@ -132,6 +133,7 @@ var Catalog = []Check{
 	{CodeProgramCallDenied, diag.Warning, "programs", "A declared call that a project rule denies or asks, or an org ceiling does not allow: the declaration cannot beat either.", `.calls = .{"exec.path.curl"} with curl denied`},
 	{CodeProgramConnect, diag.Error, "programs", "A declared connection that is not a net.connect pattern narrower than the whole namespace: net.connect.* would let the program reach any host.", `.connects = .{"net.connect.*"}`},
 	{CodeProgramConnectDenied, diag.Warning, "programs", "A declared connection that a project rule as narrow refuses, or an org ceiling does not allow: the declaration cannot beat either.", `.connects = .{"net.connect.org.pypi"} with net.connect.org.pypi denied`},
+	{CodeProgramSharedFile, diag.Warning, "programs", "A rule that denies or asks a program name whose file another, allowed name means on the machine lint runs on (its PATH): a file is decided under every name it has, the strictest winning, so the allowed name is refused too.", `.allow = .{"exec.path.*"}, .deny = .{"exec.path.sh"} where /usr/bin/sh is dash`},
 	{config.CodeOrgSecrets, diag.Error, "org", "An org bundle source with .secrets: there is no org layer for secrets.", `org.zon: .secrets = .{ ... }`},
 	{config.CodeOrgServers, diag.Error, "org", "An org bundle source with .mcp_servers: servers are the project's; an org narrows them by policy.", `org.zon: .mcp_servers = .{ ... }`},
 	{config.CodeOrgPrograms, diag.Error, "org", "An org bundle source with .programs: programs are pinned by the project; an org narrows what runs by policy.", `org.zon: .programs = .{ ... }`},

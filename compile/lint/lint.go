@@ -22,6 +22,17 @@ type Input struct {
 	// checks: rule-redundant, rule-dead-by-org), for a caller that needs
 	// only to know whether the policy may be used (chock hook).
 	ErrorsOnly bool
+	// SharedFiles are the files the machine lint runs on has under more
+	// than one program name (its PATH, as a session would scan it): each
+	// is decided under every one of its names, the strictest winning.
+	SharedFiles []SharedFile
+}
+
+// SharedFile is one file that several program names mean (sh and dash,
+// where /usr/bin/sh is dash).
+type SharedFile struct {
+	Path  string
+	Names []string
 }
 
 type linter struct {
@@ -73,6 +84,7 @@ func Run(in Input) diag.List {
 		l.secrets(c)
 		l.servers(c)
 		l.programs(c)
+		l.sharedFiles()
 		l.dottedVariants(&l.layers[0])
 		l.expectations(c)
 	}

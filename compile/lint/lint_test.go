@@ -13,6 +13,9 @@ import (
 
 // lintText decodes and lints a project file and optional org sources the
 // way chock lint does.
+// testMachine is the machine lintText lints on: /usr/bin/sh is dash.
+var testMachine = []SharedFile{{Path: "/usr/bin/dash", Names: []string{"dash", "sh"}}}
+
 func lintText(project string, orgs ...string) diag.List {
 	var all diag.List
 	var os []*config.Org
@@ -30,7 +33,7 @@ func lintText(project string, orgs ...string) diag.List {
 		all = append(all, ds...)
 	}
 	if c != nil || len(os) > 0 {
-		all = append(all, Run(Input{Config: c, Orgs: os})...)
+		all = append(all, Run(Input{Config: c, Orgs: os, SharedFiles: testMachine})...)
 	}
 	return all
 }
@@ -136,6 +139,10 @@ var catalogCases = []catalogCase{
 	{Code: "program-duplicate", Bad: `.{ .programs = .{ .{ .name = "gh" }, .{ .name = "gh" } } }`, At: `"gh"`, Nth: 1, Good: `.{ .programs = .{ .{ .name = "gh" }, .{ .name = "git" } } }`},
 	{Code: "program-path", Bad: `.{ .programs = .{.{ .name = "gh", .paths = .{"bin/gh"} }} }`, At: `"bin/gh"`, Nth: 0, Good: `.{ .programs = .{.{ .name = "gh", .paths = .{"/usr/bin/gh"} }} }`},
 	{Code: "program-call", Bad: `.{ .programs = .{.{ .name = "git", .calls = .{"exec.*"} }} }`, At: `"exec.*"`, Nth: 0, Good: `.{ .programs = .{.{ .name = "git", .calls = .{"exec.path.git-remote-https"} }} }`},
+	{Code: "program-shared-file", Bad: `.{ .policy = .{ .allow = .{"exec.path.*"}, .deny = .{"exec.path.sh"} } }`, At: `"exec.path.sh"`,
+		Good: `.{ .policy = .{ .allow = .{"exec.path.*"}, .deny = .{"exec.path.sh", "exec.path.dash"} } }`, wantHintContain: "exec.path.dash"},
+	{Code: "program-shared-file", Bad: `.{ .policy = .{ .allow = .{"exec.path.*"} } }`, BadOrg: `.{ .name = "acme", .policy = .{ .default = .allow, .ask = .{"exec.path.sh"} } }`, File: "org0.zon", At: `"exec.path.sh"`,
+		Good: `.{ .policy = .{ .allow = .{"exec.path.git"} } }`, GoodOrg: `.{ .name = "acme", .policy = .{ .default = .allow, .ask = .{"exec.path.sh"} } }`, wantHintContain: "is asked too"},
 	{Code: "program-call-denied", Bad: `.{ .policy = .{ .deny = .{"exec.path.curl"} }, .programs = .{.{ .name = "git", .calls = .{"exec.path.curl"} }} }`, At: `"exec.path.curl"`, Nth: 1,
 		Good: `.{ .policy = .{ .deny = .{"exec.path.wget"} }, .programs = .{.{ .name = "git", .calls = .{"exec.path.curl"} }} }`},
 	{Code: "program-connect", Bad: `.{ .programs = .{.{ .name = "python3", .connects = .{"net.connect.*"} }} }`, At: `"net.connect.*"`, Nth: 0, Good: `.{ .programs = .{.{ .name = "python3", .connects = .{"net.connect.org.pypi.*"} }} }`},

@@ -219,3 +219,67 @@ func witness(p, q action.Pattern) action.Action {
 	}
 	return a
 }
+
+// sharedFiles warns where a rule refuses one name of a file that another
+// name lets run (Input.SharedFiles): at run time the file is decided under
+// all of its names, the strictest winning, so the allowed name runs
+// nothing either. The warning is at the refusing rule, naming both.
+func (l *linter) sharedFiles() {
+	type said struct {
+		rule *config.Rule
+		path string
+	}
+	done := map[said]bool{}
+	for _, f := range l.in.SharedFiles {
+		var allowed []string
+		var allowedBy string
+		type refusal struct {
+			name string
+			rule *config.Rule
+		}
+		var refused []refusal
+		for _, n := range f.Names {
+			text, err := action.Exec(n)
+			if err != nil {
+				continue
+			}
+			a, err := action.ParseAction(text)
+			if err != nil {
+				continue
+			}
+			r := l.evaluator(a).Decide(a, config.Loop)
+			if r.Decision == config.Allow {
+				if allowed = append(allowed, text); allowedBy == "" {
+					allowedBy = "the default"
+					if rule := r.Layers[0].Rule; rule != nil {
+						allowedBy = fmt.Sprintf("%s at %s", rule.Key(), at(rule.Span))
+					}
+				}
+				continue
+			}
+			for _, lr := range r.Layers {
+				if lr.Rule != nil && !lr.Rule.Builtin && lr.Decision != config.Allow {
+					refused = append(refused, refusal{text, lr.Rule})
+					break
+				}
+			}
+		}
+		if len(allowed) == 0 {
+			continue
+		}
+		for _, rf := range refused {
+			if done[said{rf.rule, f.Path}] {
+				continue
+			}
+			done[said{rf.rule, f.Path}] = true
+			verb := "denied"
+			if rf.rule.Decision == config.Ask {
+				verb = "asked"
+			}
+			l.add(rf.rule.Span, CodeProgramSharedFile,
+				fmt.Sprintf("%s is %s here, and its file on this machine, %s, is also %s (allowed by %s): a file is decided under every name it has, the strictest winning, so %s is %s too",
+					rf.name, verb, f.Path, strings.Join(allowed, " and "), allowedBy, strings.Join(allowed, " and "), verb),
+				fmt.Sprintf("%s %s as well, so the policy says what happens", rf.rule.Decision, strings.Join(allowed, ", ")))
+		}
+	}
+}

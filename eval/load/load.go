@@ -61,6 +61,9 @@ type Loaded struct {
 	Orgs    []*config.Org
 	Diags   diag.List
 	Sources diag.Sources
+	// SharedFiles, set before Lint, are the files the machine has under
+	// several program names (lint.Input.SharedFiles).
+	SharedFiles []lint.SharedFile
 	// spelled maps names in the project back to the caller's.
 	spelled map[string]string
 }
@@ -129,7 +132,7 @@ func (l *Loaded) lint(errorsOnly bool) diag.List {
 		all = append(all, lint.Run(lint.Input{Orgs: l.Orgs, ErrorsOnly: errorsOnly})...)
 	}
 	for _, c := range l.Configs {
-		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.Orgs, ErrorsOnly: errorsOnly})...)
+		all = append(all, lint.Run(lint.Input{Config: c, Orgs: l.Orgs, ErrorsOnly: errorsOnly, SharedFiles: l.SharedFiles})...)
 	}
 	all = dedupe(all)
 	all = respell(all, l.spelled)

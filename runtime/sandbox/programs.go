@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -273,6 +274,40 @@ func (p *Programs) NamesOf(id FileID) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// Shared is one file the programs mean under more than one name (sh and
+// dash, where /usr/bin/sh is dash), with its names sorted.
+type Shared struct {
+	File  File
+	Names []string
+}
+
+// Shared is every file the PATH and the pins mean under more than one
+// name, sorted by path: the files a policy decides under each of their
+// names, the strictest decision winning.
+func (p *Programs) Shared() []Shared {
+	byID := map[FileID]*Shared{}
+	for _, n := range p.Names() {
+		for _, f := range p.Means(n) {
+			sh := byID[f.ID]
+			if sh == nil {
+				sh = &Shared{File: f}
+				byID[f.ID] = sh
+			}
+			if !slices.Contains(sh.Names, n) {
+				sh.Names = append(sh.Names, n)
+			}
+		}
+	}
+	var out []Shared
+	for _, sh := range byID {
+		if len(sh.Names) > 1 {
+			out = append(out, *sh)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File.Path < out[j].File.Path })
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,4 +88,27 @@ func FuzzInterpreter(f *testing.F) {
 		}
 		Interpreter(p)
 	})
+}
+
+func TestSharedAreTheFilesOfSeveralNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"dash", "git"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("#!/bin/true\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("dash", filepath.Join(dir, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(dir, "dash"), filepath.Join(dir, "ash")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Scan(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Shared()
+	if len(got) != 1 || !slices.Equal(got[0].Names, []string{"ash", "dash", "sh"}) {
+		t.Fatalf("Shared() = %+v, want one file named ash, dash and sh", got)
+	}
 }
