@@ -299,6 +299,11 @@ func (r *remoteOPA) ask(ctx context.Context, method, path string, body any, limi
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	// A query of the data API changes nothing, so the transport may send
+	// it again on a fresh connection when a kept-alive one turns out dead
+	// (an OPA restarted or killed since the last decision): the empty key
+	// marks it idempotent and is not sent.
+	req.Header["X-Idempotency-Key"] = []string{}
 	if r.token != "" {
 		req.Header.Set("Authorization", "Bearer "+r.token)
 	}
