@@ -60,6 +60,7 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 /^BenchmarkEgressConnect/ { egc = value("extra-ms/connection"); egcA = value("proxied-ns/op"); egcB = value("direct-ns/op") }
 /^BenchmarkMCPCall/ { mc = value("proxied/direct"); mcA = value("proxied-ns/op"); mcB = value("direct-ns/op") }
 /^BenchmarkGatewayExec/ { gw["Exec"] = value("ratio"); gwa["Exec"] = value("gateway-ns/call"); gwb["Exec"] = value("session-ns/call") }
+/^BenchmarkGatewayBare\// { n = name(); sub(/^BenchmarkGatewayBare\//, "", n); gbr[n] = value("ratio"); gba[n] = value("reserved-ns/call"); gbb[n] = value("bare-ns/call") }
 /^BenchmarkGateway(Upstream|UpstreamSlow|Everything)-/ { n = name(); sub(/^BenchmarkGateway/, "", n); gw[n] = value("ratio"); gwa[n] = value("reserved-ns/call"); gwb[n] = value("direct-ns/call") }
 /^BenchmarkTelemetry\// { n = name(); sub(/^BenchmarkTelemetry\/collector=/, "", n); sub(/\/exec$/, "-exec", n); tel[n] = value("on/off"); telA[n] = value("on-ns/call"); telB[n] = value("off-ns/call"); teld[n] = value("dropped") }
 /^BenchmarkRedactVsCopy/ { red = value("redact/copy"); redA = value("redact-ns/op"); redB = value("copy-ns/op") }
@@ -109,6 +110,9 @@ END {
 	target("telemetry-on/off-collector-down", tel["down"], "<=", "1.1", us(telA["down"]) " vs " us(telB["down"]) " a call, " teld["down"] " spans dropped")
 	target("redaction/io.Copy-throughput", red, ">=", "0.25", "8 values over 4 MiB, " ms(redA) " vs " ms(redB))
 	# The gateway (issue 14): one more MCP hop, ≤ 1.15 for a tool that works.
+	# The gateway's own cost (#31): against a bare go-sdk pass-through proxy.
+	target("gateway-reserved/bare-proxy,an-instant-tool", gbr["helper"], "<=", "1.10", "the helper's echo, " us(gba["helper"]) " vs " us(gbb["helper"]))
+	target("gateway-reserved/bare-proxy,server-everything", gbr["everything"], "<=", "1.10", "server-everything's echo, " us(gba["everything"]) " vs " us(gbb["everything"]))
 	target("gateway-reserved/direct,a-2ms-tool", gw["UpstreamSlow"], "<=", "1.15", "the helper server, " us(gwa["UpstreamSlow"]) " vs " us(gwb["UpstreamSlow"]))
 	figure("gateway-reserved/direct,an-instant-tool", gw["Upstream"], "the helper server, " us(gwa["Upstream"]) " vs " us(gwb["Upstream"]))
 	figure("gateway-reserved/direct,server-everything", gw["Everything"], us(gwa["Everything"]) " vs " us(gwb["Everything"]))

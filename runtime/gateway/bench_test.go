@@ -139,3 +139,94 @@ func BenchmarkGatewayEverything(b *testing.B) {
 			}
 		})
 }
+
+// bareProxy is the floor any go-sdk gateway has (#31): a go-sdk server,
+// over the same OS pipes chock mcp serve is spoken to over, that offers
+// upstream's tools and forwards every tools/call to upstream through its
+// go-sdk client, nothing else (no policy, no log, no redaction).
+func bareProxy(b *testing.B, upstream *mcp.ClientSession) *mcp.ClientSession {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	tools, err := upstream.ListTools(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	for _, t := range tools.Tools {
+		srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return upstream.CallTool(ctx, &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments})
+		})
+	}
+	st, ct := pipes(b)
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// benchBare interleaves a tool re-served by the gateway (via, on cs) with
+// the same tool through bareProxy in front of a server of its own (own,
+// on direct's server): what chock adds over any go-sdk gateway's two hops.
+func benchBare(b *testing.B, cs, direct *mcp.ClientSession, via, own *mcp.CallToolParams) {
+	bare := bareProxy(b, direct)
+	ctx := context.Background()
+	interleave(b, "reserved", "bare",
+		func() {
+			res, err := cs.CallTool(ctx, via)
+			if err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		},
+		func() {
+			res, err := bare.CallTool(ctx, own)
+			if err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		})
+}
+
+// BenchmarkGatewayBare: the helper's echo and server-everything's echo
+// re-served by the gateway against the same call through bareProxy.
+func BenchmarkGatewayBare(b *testing.B) {
+	b.Run("helper", func(b *testing.B) {
+		policy := `.{ .policy = .{ .allow = .{ "mcp.helper.tool.*", "mcp.helper.network" } }, .mcp_servers = .{ ` + helperServer(b, "sleep") + ` } }`
+		f := newFixture(b, policy, Options{})
+		cs := f.connect(b, "2025-11-25", nil)
+		exe, err := os.Executable()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", "-c", mcptest.ServeEnv+`=sleep exec "$0" -test.run='^$'`, exe)
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		direct := connectCommand(b, cmd)
+		args := map[string]any{"message": "hello"}
+		benchBare(b, cs, direct, &mcp.CallToolParams{Name: "helper__echo", Arguments: args}, &mcp.CallToolParams{Name: "echo", Arguments: args})
+	})
+	b.Run("everything", func(b *testing.B) {
+		node, script := mcptest.Everything(b)
+		policy := `.{ .policy = .{ .allow = .{ "mcp.everything.tool.echo", "mcp.everything.network" } }, .mcp_servers = .{ .{ .name = "everything", .command = .{ ` +
+			strconv.Quote(node) + `, ` + strconv.Quote(script) + `, "stdio" } } } }`
+		f := newFixture(b, policy, Options{})
+		cs := f.connect(b, "2025-11-25", nil)
+		cmd := exec.Command(node, script, "stdio")
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		direct := connectCommand(b, cmd)
+		args := map[string]any{"message": "hello"}
+		benchBare(b, cs, direct, &mcp.CallToolParams{Name: "everything__echo", Arguments: args}, &mcp.CallToolParams{Name: "echo", Arguments: args})
+	})
+}
+
+// connectCommand is a go-sdk client of the server cmd starts.
+func connectCommand(b *testing.B, cmd *exec.Cmd) *mcp.ClientSession {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}

@@ -17,6 +17,7 @@
 package mcpconn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -359,11 +360,12 @@ func (s *Server) CallWithin(ctx context.Context, tool string, args json.RawMessa
 	}
 	var arguments any
 	if len(args) > 0 && string(args) != "null" {
-		var m map[string]any
-		if err := json.Unmarshal(args, &m); err != nil {
-			return nil, fmt.Errorf("tool %s: the arguments are not a JSON object: %w", tool, err)
+		// Sent on as they came (a JSON object, checked, not decoded into a
+		// map to be encoded again): the go-sdk writes a RawMessage as is.
+		if t := bytes.TrimLeft(args, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+			return nil, fmt.Errorf("tool %s: the arguments are not a JSON object", tool)
 		}
-		arguments = m
+		arguments = args
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()

@@ -135,11 +135,20 @@ func TestRemoteGoSDKServer(t *testing.T) {
 	if err != nil || res.Text != "echo: over TLS" {
 		t.Fatalf("call = %+v, %v", res, err)
 	}
+	// Arguments go on as they came, and only a JSON object does.
+	for _, bad := range []string{`[1]`, `"x"`, `{"message":`, ` 7`} {
+		if _, err := s.Call(context.Background(), "echo", json.RawMessage(bad)); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+			t.Errorf("arguments %s: %v", bad, err)
+		}
+	}
+	if res, err := s.Call(context.Background(), "echo", json.RawMessage(" \n{\"message\":\"spaced\"}")); err != nil || res.Text != "echo: spaced" {
+		t.Fatalf("call = %+v, %v", res, err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	got := x.all()
-	if len(got) != 2 || got[0].About != Discover || got[0].Outcome != Answered || got[0].Status != 200 ||
+	if len(got) != 3 || got[0].About != Discover || got[0].Outcome != Answered || got[0].Status != 200 ||
 		got[1].About != "echo" || got[1].Outcome != Answered || got[0].Host != "mcp.example.com" {
 		t.Fatalf("exchanges = %+v", got)
 	}
