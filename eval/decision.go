@@ -114,6 +114,16 @@ func (p *prepared) decide(ctx context.Context, a string, args []string, phase co
 	if !ok {
 		return &Decision{Action: a, Phase: phase, Decision: config.Deny, Error: compile.ActionError}, nil
 	}
+	v, err := p.coreAnswer(ctx, a, n, args)
+	if err != nil {
+		return nil, err
+	}
+	return p.fill(v, a, phase)
+}
+
+// coreAnswer is data.chock.core's answer for action a of n segments with
+// args: the numbers of the rules that match.
+func (p *prepared) coreAnswer(ctx context.Context, a string, n int, args []string) (any, error) {
 	rs, err := p.core.Eval(ctx, rego.EvalParsedInput(p.coreInput(a, n, args)))
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %q: %w", a, err)
@@ -121,7 +131,7 @@ func (p *prepared) decide(ctx context.Context, a string, args []string, phase co
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, contractErr("data.chock.core gives no answer for %q", a)
 	}
-	return p.fill(rs[0].Expressions[0].Value, a, phase)
+	return rs[0].Expressions[0].Value, nil
 }
 
 // fill types one answer of data.chock.core, checking it against the

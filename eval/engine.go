@@ -139,6 +139,9 @@ type prepared struct {
 	// args are the patterns of the rules with .args, worked out once.
 	args     []action.Pattern
 	argsOnce sync.Once
+	// rules finds the rules matching an action, for batches (decideMany).
+	rules     *ruleIndex
+	indexOnce sync.Once
 }
 
 // argsPatterns are argsPatterns of the policy's meta, worked out once.
@@ -392,7 +395,7 @@ func (e *Engine) DecideManyUnlogged(ctx context.Context, actions []string, phase
 	if e.remote != nil {
 		return e.remote.decideMany(ctx, actions, phase)
 	}
-	return each(actions, func(a string) (*Decision, error) { return e.decideLogged(ctx, a, phase, false) })
+	return e.decideMany(ctx, e.cur.Load(), actions, phase)
 }
 
 // DecideArgs is Decide for a call that runs a program with these
