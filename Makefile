@@ -71,7 +71,7 @@ bench: $(JAEGER)
 	$(GO) test -run '^$$' -bench 'NetNamespace' -benchtime $(BENCHTIME) ./runtime/sandbox/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Gateway' -benchtime $(BENCHTIME) ./runtime/gateway/ | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'Telemetry' -benchtime 1x ./runtime/ | tee -a bench.out
-	$(GO) test -run '^$$' -bench 'HookProcess' -benchtime 20x ./cmd/chock/ | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'HookProcess|RunOneCall' -benchtime 20x ./cmd/chock/ | tee -a bench.out
 	@awk -f scripts/ratios.awk bench.out
 	@rm -f bench.out
 

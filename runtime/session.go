@@ -46,6 +46,9 @@ func envValue(env []string, key string) string {
 // Options configure a session.
 type Options struct {
 	Engine *eval.Engine
+	// Prescan, when its PATH is the session's, is the scan of the PATH's
+	// programs started earlier (StartPrescan), beside loading the policy.
+	Prescan *Prescan
 	// Config is the project's chock.zon, when the session was built from
 	// sources; explanations then carry concrete hints.
 	Config *config.Config
@@ -183,7 +186,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 			pins = append(pins, sandbox.Pin{Name: p.Name, Paths: p.Paths})
 		}
 	}
-	programs, err := sandbox.Scan(envValue(o.BaseEnv, "PATH"), pins)
+	programs, err := o.Prescan.programs(envValue(o.BaseEnv, "PATH"), pins)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the session's PATH: %w", err)
 	}
@@ -579,4 +582,39 @@ func (s *Session) secretFileFor(c *Call, name, value string) (string, error) {
 // event writes a log event; a failure to log is reported on the call.
 func (s *Session) event(kind string, fields ...sessionlog.Field) error {
 	return s.log.Event(kind, true, fields...)
+}
+
+// Prescan is a scan of a PATH's programs running in the background, for
+// the session New starts with it (Options.Prescan): a command starts it
+// before it loads the policy, which it does not need until the pins.
+type Prescan struct {
+	path string
+	done chan struct{}
+	scan *sandbox.PathScan
+}
+
+// StartPrescan starts scanning the programs of baseEnv's PATH, baseEnv
+// being Options.BaseEnv (nil: the minimal environment New makes of this
+// process's).
+func StartPrescan(baseEnv []string) *Prescan {
+	if baseEnv == nil {
+		baseEnv = MinimalEnv(os.Environ())
+	}
+	path := envValue(baseEnv, "PATH")
+	p := &Prescan{path: path, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.scan = sandbox.ScanPath(path)
+	}()
+	return p
+}
+
+// programs are the session's programs under path with the pins: the
+// prescan's when it scanned path, else a scan made now.
+func (p *Prescan) programs(path string, pins []sandbox.Pin) (*sandbox.Programs, error) {
+	if p == nil || p.path != path {
+		return sandbox.Scan(path, pins)
+	}
+	<-p.done
+	return p.scan.Programs(pins), nil
 }

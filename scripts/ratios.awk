@@ -52,6 +52,7 @@ function ms(ns) { return sprintf("%.2f ms", ns / 1e6) }
 /^BenchmarkSandboxFiles/ { sfb = value("brokered/bwrap"); sfA = value("brokered-ns/op"); sfB = value("bwrap-ns/op") }
 /^BenchmarkFindInCall/ { fic = value("in-call/outside"); ficA = value("in-call-ns/op"); ficB = value("outside-ns/op") }
 /^BenchmarkServerStart/ { ssr = value("sandboxed/bare"); ssA = value("sandboxed-ns/op"); ssB = value("bare-ns/op") }
+/^BenchmarkRunOneCall/ { roc = value("median-ms/run"); rocp = value("path-folders") }
 /^BenchmarkHookProcess\/opa/ { hkr = value("hook/opa-eval"); hkA = value("hook-ns/op"); hkB = value("opa-eval-ns/op") }
 /^BenchmarkHookProcess\/scale/ { hsr = value("10000/small"); hsA = value("rules=10000-ns/op"); hsB = value("small-ns/op") }
 /^BenchmarkSandboxExec/ { sbw = value("brokered/bwrap"); sex = value("brokered/os-exec"); sb = value("brokered-ns/op"); bw = value("bwrap-ns/op"); oe = value("os-exec-ns/op"); sbn = value("brokered/bwrap-net"); bwn = value("bwrap-net-ns/op"); cxr = value("codex/brokered"); cxn = value("codex-ns/op"); srr = value("srt-lib/brokered"); srn = value("srt-lib-ns/op") }
@@ -101,6 +102,7 @@ END {
 	# The other harnesses' sandboxes, where installed (issue 31): their time over chock's.
 	figure("codex-linux-sandbox/chock-sandboxed-exec", cxr, sprintf("Codex's per-command helper, read-only profile, %d vs %d ns/op", cxn, sb))
 	figure("sandbox-runtime-library/chock-sandboxed-exec", srr, sprintf("@anthropic-ai/sandbox-runtime's wrapWithSandbox and a shell spawn, one SandboxManager, %d vs %d ns/op", srn, sb))
+	target("session-start,one-call-run-ms", roc, "<=", "60", sprintf("chock run of one sandboxed exec true, a whole process, this machine's PATH (%d folders), the median run", rocp))
 	target("server-start-sandboxed/bare", ssr, "<=", "1.5", sprintf("a local MCP server's start in the sandbox against --no-sandbox, %s vs %s", ms(ssA), ms(ssB)))
 	target("hook-process/opa-eval", hkr, "<=", "0.5", sprintf("chock hook claude-code answering one Bash event, a whole process, against opa eval --bundle of the same decision, %s vs %s", ms(hkA), ms(hkB)))
 	target("hook-10000/small", hsr, "<=", "1.5", sprintf("the same hook event under a 10,000-rule policy against the github template's, %s vs %s", ms(hsA), ms(hsB)))

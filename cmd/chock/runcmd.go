@@ -88,6 +88,8 @@ func (f *sessionFlags) open(ctx context.Context, std stdio) (*runtime.Session, *
 	if err := f.check(); err != nil {
 		return nil, nil, err
 	}
+	// The PATH's programs are scanned while the policy loads.
+	pre := runtime.StartPrescan(nil)
 	p, err := f.load(ctx, std)
 	if err != nil {
 		return nil, nil, err
@@ -112,7 +114,7 @@ func (f *sessionFlags) open(ctx context.Context, std stdio) (*runtime.Session, *
 	if err != nil {
 		return nil, nil, err
 	}
-	o.Asker = asker
+	o.Asker, o.Prescan = asker, pre
 	s, err := runtime.New(ctx, o)
 	if err != nil {
 		return nil, nil, failed(exitFailed, err)

@@ -66,6 +66,33 @@ type Pin struct {
 // PATH entry is ignored: it would name a different directory in every
 // call's working directory, so nothing could mean one file by it.
 func Scan(path string, pins []Pin) (*Programs, error) {
+	return ScanPath(path).Programs(pins), nil
+}
+
+// PathScan is what a PATH's folders hold, before any pin: the part of Scan
+// that reads the file system folder by folder, which a caller may start
+// early (beside loading the policy that names the pins).
+type PathScan struct {
+	// Path is the PATH value scanned.
+	Path string
+	p    *Programs
+}
+
+// Programs are the scan's programs with the pins. The first call takes
+// what was scanned; a later one scans the folders again, so no two
+// sessions share one scan's state.
+func (s *PathScan) Programs(pins []Pin) *Programs {
+	p := s.p
+	s.p = nil
+	if p == nil {
+		p = ScanPath(s.Path).p
+	}
+	p.pin(pins)
+	return p
+}
+
+// ScanPath scans the folders of path (a PATH value), as Scan does.
+func ScanPath(path string) *PathScan {
 	p := &Programs{means: map[string]File{}, pins: map[string][]File{}}
 	seen, mounted := map[string]bool{}, map[string]bool{}
 	for _, dir := range strings.Split(path, ":") {
@@ -103,6 +130,11 @@ func Scan(path string, pins []Pin) (*Programs, error) {
 			p.means[name] = f
 		}
 	}
+	return &PathScan{Path: path, p: p}
+}
+
+// pin resolves the pins.
+func (p *Programs) pin(pins []Pin) {
 	for _, pin := range pins {
 		for _, path := range pin.Paths {
 			f, ok := executable(path)
@@ -118,7 +150,6 @@ func Scan(path string, pins []Pin) (*Programs, error) {
 			p.pins[pin.Name] = nil // pinned to nothing that exists: runs nowhere
 		}
 	}
-	return p, nil
 }
 
 func executable(path string) (File, bool) {

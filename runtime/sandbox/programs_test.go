@@ -112,3 +112,90 @@ func TestSharedAreTheFilesOfSeveralNames(t *testing.T) {
 		t.Fatalf("Shared() = %+v, want one file named ash, dash and sh", got)
 	}
 }
+
+// TestScanResolvesLinksAsEvalSymlinks: every file Scan finds on this
+// machine's PATH (and on a folder of the test's own links: chains, a
+// loop, a dangling link, links through folders) is where
+// filepath.EvalSymlinks says the name leads.
+func TestScanResolvesLinksAsEvalSymlinks(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "real"), []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"a": "b", "b": "c", "c": filepath.Join(other, "real"), // a chain ending elsewhere
+		"loop1": "loop2", "loop2": "loop1", "dangling": "nothere",
+		"rel": "../" + filepath.Base(other) + "/real", "dot": "./c",
+	}
+	for n, to := range links {
+		if err := os.Symlink(to, filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(dir, filepath.Join(other, "viadir")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(other, "viadir") + ":" + os.Getenv("PATH")
+	p, err := Scan(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, n := range p.Names() {
+		want, err := filepath.EvalSymlinks(filepath.Join(firstDir(path, n), n))
+		if err != nil {
+			t.Errorf("%s found by Scan, but EvalSymlinks: %v", n, err)
+			continue
+		}
+		if got := p.Means(n)[0].Path; got != want {
+			t.Errorf("%s: Scan says %s, EvalSymlinks %s", n, got, want)
+		}
+		checked++
+	}
+	for _, n := range []string{"a", "b", "c", "rel", "dot"} {
+		if fs := p.Means(n); len(fs) != 1 || fs[0].Path != filepath.Join(other, "real") {
+			t.Errorf("%s means %+v", n, fs)
+		}
+	}
+	for _, n := range []string{"loop1", "dangling"} {
+		if fs := p.Means(n); len(fs) != 0 {
+			t.Errorf("%s means %+v", n, fs)
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d names checked", checked)
+	}
+}
+
+// firstDir is the first folder of path holding name as a program.
+func firstDir(path, name string) string {
+	for _, d := range filepath.SplitList(path) {
+		if _, ok := executable(filepath.Join(d, name)); ok && filepath.IsAbs(d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// TestPathScanOnceThenAgain: a PathScan's first Programs is Scan's, and a
+// second scans the folders again rather than share the first one's state.
+func TestPathScanOnceThenAgain(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gh"), []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pins := []Pin{{Name: "git", Paths: []string{filepath.Join(dir, "gh")}}}
+	s := ScanPath(dir)
+	first := s.Programs(pins)
+	want, _ := Scan(dir, pins)
+	if !slices.Equal(first.Names(), want.Names()) || first.Means("git")[0] != want.Means("git")[0] {
+		t.Fatalf("first = %v, Scan = %v", first.Names(), want.Names())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "jq"), []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	second := s.Programs(nil)
+	if second == first || len(second.Means("jq")) != 1 || len(first.Means("jq")) != 0 {
+		t.Fatalf("the second Programs is not a scan of its own: %v", second.Names())
+	}
+}
