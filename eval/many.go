@@ -97,7 +97,8 @@ func (p *prepared) index() *ruleIndex {
 
 // decideMany decides actions at phase with no arguments and logs none:
 // each from the cache, or by one evaluation of data.chock.core per
-// signature, every action of it filled in from that answer.
+// signature, every action of it filled in from that answer. A path action
+// (fs.read, fs.write) and one that does not parse are evaluated alone.
 func (e *Engine) decideMany(ctx context.Context, p *prepared, actions []string, phase config.Phase) ([]*Decision, error) {
 	x := p.index()
 	if x == nil || p.failure != nil || p.only != nil {
@@ -115,7 +116,10 @@ func (e *Engine) decideMany(ctx context.Context, p *prepared, actions []string, 
 		}
 		n, valid := action.Valid(a)
 		pa, err := action.ParseAction(a)
-		if !valid || err != nil {
+		if !valid || err != nil || isPath(a) {
+			// A path action is decided on its own: its rules' path globs
+			// are matched by the compiled policy, and the name of a file
+			// the agent made is never grouped by another matcher's word.
 			if out[i], err = e.decideLogged(ctx, a, phase, false); err != nil {
 				return nil, err
 			}
@@ -138,4 +142,15 @@ func (e *Engine) decideMany(ctx context.Context, p *prepared, actions []string, 
 		out[i] = d
 	}
 	return out, nil
+}
+
+// isPath says a is in a namespace whose last segment is a path (fs.read,
+// fs.write).
+func isPath(a string) bool {
+	for _, pre := range action.PathPrefixes() {
+		if strings.HasPrefix(a, pre) {
+			return true
+		}
+	}
+	return false
 }

@@ -14,6 +14,7 @@ import (
 )
 
 // TestDecideManyAsOneByOne: a batch decided one evaluation per signature
+// (path actions each on its own)
 // (decideMany) is, action for action, what data.chock.core decides for
 // each on its own, over patterns of every kind (literals, '*', trailing
 // '*', path globs, the file defaults) and actions of one to five segments,
