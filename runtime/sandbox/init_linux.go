@@ -52,6 +52,11 @@ func runInit() error {
 	if err != nil {
 		return &Error{Step: "reading the spec", Err: err}
 	}
+	if spec.IDs != nil {
+		if err := mapIDs(spec.IDs); err != nil {
+			return &Error{Step: "mapping the user namespace's root", Err: err}
+		}
+	}
 	if spec.NetOnly {
 		return netOnlyInit(spec)
 	}
@@ -502,4 +507,20 @@ func installFilter() (int, error) {
 	fd := int(r)
 	unix.CloseOnExec(fd)
 	return fd, nil
+}
+
+// mapIDs makes ids root of this process's new user namespace: setgroups
+// denied, then the one group and the one user (what an unprivileged
+// process may map: its own).
+func mapIDs(ids *IDMap) error {
+	for _, w := range []struct{ file, line string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/gid_map", fmt.Sprintf("0 %d 1", ids.GID)},
+		{"/proc/self/uid_map", fmt.Sprintf("0 %d 1", ids.UID)},
+	} {
+		if err := os.WriteFile(w.file, []byte(w.line), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -101,6 +101,19 @@ type Spec struct {
 	// names now. A hidden or read-only path that is another file refuses
 	// the call; an Exec path that is another file is not executable.
 	Pins map[string]Inode `json:"pins,omitempty"`
+	// IDs, set by Command, are the user and group the init maps to root
+	// of the call's user namespace itself, first thing: chock's clone of
+	// it shares chock's memory until the init is exec'd (no page tables
+	// copied, however large chock's heap), so chock cannot write the
+	// maps for it in between.
+	IDs *IDMap `json:"ids,omitempty"`
+}
+
+// IDMap is the one user and one group outside a user namespace that its
+// root is.
+type IDMap struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
 }
 
 // FileOp is what a file rule's mount does to a path.

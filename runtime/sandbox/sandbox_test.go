@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -110,5 +112,36 @@ func TestMountsCannotBeUndone(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %s in %q", want, out)
 		}
+	}
+}
+
+// TestProgramIsRootWithoutCapabilities: the init maps this user and group
+// to root of the call's user namespace itself (setgroups denied), and the
+// program it runs holds no capability in any set, ambient ones included
+// (the init carries its namespace's across its own exec as ambient ones).
+func TestProgramIsRootWithoutCapabilities(t *testing.T) {
+	// Shell builtins only: the call may execute dash and nothing else.
+	script := `for f in uid_map gid_map setgroups status; do while read -r l; do case $f:$l in status:Cap*|status:NoNewPrivs*|[ugs]*) echo "$l";; esac; done < /proc/self/$f; done`
+	out, code, _ := run(t, &Spec{Path: "/usr/bin/dash", Argv: []string{"sh", "-c", script}, Exec: interp(t, "/usr/bin/dash")})
+	if code != 0 {
+		t.Fatalf("code %d out %q", code, out)
+	}
+	fields := strings.Fields(out)
+	want := []string{"0", strconv.Itoa(os.Getuid()), "1", "0", strconv.Itoa(os.Getgid()), "1", "deny"}
+	if len(fields) < len(want) || !slices.Equal(fields[:len(want)], want) {
+		t.Fatalf("the maps are %q, want %q", out, want)
+	}
+	caps := 0
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(k, "Cap") {
+			caps++
+			if strings.Trim(strings.TrimSpace(v), "0") != "" {
+				t.Errorf("%s is %s in the program", k, strings.TrimSpace(v))
+			}
+		}
+	}
+	nnp := strings.Fields(out[strings.Index(out, "NoNewPrivs:")+len("NoNewPrivs:"):])
+	if caps != 5 || len(nnp) == 0 || nnp[0] != "1" {
+		t.Fatalf("status: %q", out)
 	}
 }

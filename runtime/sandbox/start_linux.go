@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -39,14 +41,19 @@ func Command(spec *Spec, initPath string) *Cmd {
 	c.Args = []string{InitArg}
 	// The init is one thread's work: a Go runtime with one P starts fastest.
 	c.Env = []string{"GOMAXPROCS=1"}
+	// Root inside, this uid outside: the init may mount, and the
+	// program's files look owned by whoever owns them outside. The init
+	// writes the maps itself (Spec.IDs), holding its user namespace's
+	// capabilities across its exec as ambient ones, so that the clone can
+	// share this process's memory until that exec (CLONE_VM|CLONE_VFORK,
+	// as os/exec's clone is without a new user namespace): with the
+	// namespace, Go's own clone copies this process's page tables, which
+	// cost milliseconds a call for a heap of a hundred megabytes.
+	spec.IDs = &IDMap{UID: os.Getuid(), GID: os.Getgid()}
 	c.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-		// Root inside, this uid outside: the init may mount, and the
-		// program's files look owned by whoever owns them outside.
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		Pdeathsig:                  syscall.SIGKILL,
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_VM | syscall.CLONE_VFORK,
+		AmbientCaps: allCaps(),
+		Pdeathsig:   syscall.SIGKILL,
 		// A session of its own: no controlling terminal, so no call reads
 		// what is typed at chock's, draws on it, or pushes input into it
 		// (TIOCSTI) for the shell that runs after chock.
@@ -197,3 +204,20 @@ func rights(oob []byte) *os.File {
 	}
 	return nil
 }
+
+// allCaps are the capabilities this kernel has (0 to cap_last_cap): the
+// init holds every one of its user namespace's, as it would as root there,
+// until it drops them all before the program runs.
+var allCaps = sync.OnceValue(func() []uintptr {
+	last := unix.CAP_LAST_CAP
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 && n < last {
+			last = n
+		}
+	}
+	out := make([]uintptr, 0, last+1)
+	for c := 0; c <= last; c++ {
+		out = append(out, uintptr(c))
+	}
+	return out
+})
