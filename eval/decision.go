@@ -249,17 +249,27 @@ func describe(v any) string {
 func (d *Decision) clone() *Decision {
 	c := *d
 	c.Layers = make([]Layer, len(d.Layers))
+	// One allocation for the rules and one for the spans, whatever the
+	// number of layers: a plan decides hundreds of paths a call.
+	nr, ns := 0, 0
+	for _, l := range d.Layers {
+		if l.Rule != nil {
+			nr++
+		}
+		if l.DefaultSpan != nil {
+			ns++
+		}
+	}
+	rules, spans := make([]Rule, 0, nr), make([]diag.Span, 0, ns)
 	for i, l := range d.Layers {
 		c.Layers[i] = l
 		if l.Rule != nil {
-			r := *l.Rule
-			c.Layers[i].Rule = &r
+			rules = append(rules, *l.Rule)
+			c.Layers[i].Rule = &rules[len(rules)-1]
 		}
-	}
-	for i, l := range d.Layers {
 		if l.DefaultSpan != nil {
-			sp := *l.DefaultSpan
-			c.Layers[i].DefaultSpan = &sp
+			spans = append(spans, *l.DefaultSpan)
+			c.Layers[i].DefaultSpan = &spans[len(spans)-1]
 		}
 	}
 	if d.CappedBy != nil {
